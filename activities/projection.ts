@@ -1,0 +1,80 @@
+import { and, eq, lt, sql } from 'drizzle-orm';
+import type { Database } from '../db/client';
+import { runs, transitions } from '../db/schema';
+import type { ProjectionActivities, RunStartedEvent, TransitionEvent } from '../workflows/runtime/contract';
+
+/** NOTIFY channel carrying "<workflow_id>:<seq>" for each committed transition. */
+export const TRANSITIONS_CHANNEL = 'workflow_transitions';
+
+/**
+ * The only writer of run state in Postgres. Every write is idempotent, so a
+ * retried activity (or the API pre-registering a run) never duplicates or
+ * loses a transition.
+ */
+export function createProjection(db: Database): ProjectionActivities {
+  const runRow = (e: RunStartedEvent | TransitionEvent, stateName: string) => ({
+    workflowId: e.workflow_id,
+    organizationUuid: e.organization_uuid,
+    workflowType: e.workflow_type,
+    version: e.version,
+    stateName,
+    status: 'RUNNING',
+    attempt: e.attempt,
+    createdAt: new Date(e.at),
+    updatedAt: new Date(e.at),
+  });
+
+  return {
+    async projectRunStarted(e) {
+      await db
+        .insert(runs)
+        .values(runRow(e, e.state_name))
+        .onConflictDoUpdate({
+          target: runs.workflowId,
+          set: {
+            status: 'RUNNING',
+            isTerminal: false,
+            stateName: e.state_name,
+            stateData: null,
+            attempt: e.attempt,
+            updatedAt: new Date(e.at),
+          },
+          // A newer attempt re-opens the run; a repeated start of the same attempt changes nothing.
+          setWhere: lt(runs.attempt, e.attempt),
+        });
+    },
+
+    async projectTransition(e) {
+      await db.transaction(async (tx) => {
+        await tx.insert(runs).values(runRow(e, e.from)).onConflictDoNothing();
+        const inserted = await tx
+          .insert(transitions)
+          .values({
+            workflowId: e.workflow_id,
+            seq: e.seq,
+            fromState: e.from,
+            toState: e.to,
+            action: e.action,
+            attempt: e.attempt,
+            at: new Date(e.at),
+            data: e.data,
+          })
+          .onConflictDoNothing()
+          .returning({ seq: transitions.seq });
+        if (!inserted.length) return;
+        await tx
+          .update(runs)
+          .set({
+            stateName: e.to,
+            lastSeq: e.seq,
+            updatedAt: new Date(e.at),
+            isTerminal: Boolean(e.terminal),
+            status: e.terminal?.status ?? 'RUNNING',
+            stateData: e.terminal?.state_data ?? null,
+          })
+          .where(and(eq(runs.workflowId, e.workflow_id), lt(runs.lastSeq, e.seq)));
+        await tx.execute(sql`select pg_notify(${TRANSITIONS_CHANNEL}, ${`${e.workflow_id}:${e.seq}`})`);
+      });
+    },
+  };
+}

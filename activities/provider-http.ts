@@ -1,0 +1,80 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { outboundUrlProblem } from './outbound';
+
+export interface ProviderHttpConfig {
+  allowHttpHosts: readonly string[];
+  timeoutMs: number;
+}
+
+export interface ProviderResponse {
+  status_code: number;
+  response: unknown;
+}
+
+/** failure_type values for provider answers, so a failed run says what went wrong. */
+export function failureTypeForStatus(status: number): string {
+  if (status === 401) return 'unauthorized';
+  if (status === 403) return 'forbidden';
+  if (status === 404) return 'not_found';
+  if (status === 429) return 'rate_limited';
+  if (status >= 500) return 'server_error';
+  return 'client_error';
+}
+
+function providerMessage(body: unknown): string | undefined {
+  if (!body || typeof body !== 'object') return undefined;
+  const b = body as Record<string, unknown>;
+  const parts = [b.errorCode ?? b.code ?? b.error, b.message].filter((p) => typeof p === 'string' && p);
+  return parts.length ? parts.join(': ') : undefined;
+}
+
+async function readBody(res: Response): Promise<unknown> {
+  const text = await res.text();
+  if (!text.trim()) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * One provider HTTP call with the engine's failure semantics: 2xx returns;
+ * 4xx is a non-retryable failure keeping status_code and response; 5xx,
+ * time-outs and network errors are retryable so Temporal's retry policy
+ * backs off and tries again.
+ */
+export async function callProvider(
+  config: ProviderHttpConfig,
+  request: { method: string; url: string; bearer?: string; provider: string },
+): Promise<ProviderResponse> {
+  const problem = outboundUrlProblem(request.url, config.allowHttpHosts);
+  if (problem) {
+    throw ApplicationFailure.nonRetryable(`base_url ${problem}`, 'https_required');
+  }
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (request.bearer) headers.authorization = `Bearer ${request.bearer}`;
+  let res: Response;
+  try {
+    res = await fetch(request.url, {
+      method: request.method,
+      headers,
+      signal: AbortSignal.timeout(config.timeoutMs),
+      redirect: 'error',
+    });
+  } catch (err) {
+    const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
+    const message = timedOut
+      ? `${request.provider} did not answer within ${config.timeoutMs} ms`
+      : `${request.provider} unreachable: ${(err as Error).message}`;
+    throw ApplicationFailure.retryable(message, timedOut ? 'timeout' : 'unreachable');
+  }
+  const body = await readBody(res);
+  if (res.ok) return { status_code: res.status, response: body };
+  const detail = providerMessage(body);
+  const message = `${request.provider} answered HTTP ${res.status}${detail ? `: ${detail}` : ''}`;
+  const type = failureTypeForStatus(res.status);
+  const kept: ProviderResponse = { status_code: res.status, response: body };
+  if (res.status >= 500 || res.status === 429) throw ApplicationFailure.retryable(message, type, kept);
+  throw ApplicationFailure.nonRetryable(message, type, kept);
+}

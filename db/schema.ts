@@ -1,0 +1,89 @@
+import { sql } from 'drizzle-orm';
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core';
+
+export const organizations = pgTable('organizations', {
+  organizationUuid: text('organization_uuid').primaryKey(),
+  name: text('name').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+export const apiTokens = pgTable(
+  'api_tokens',
+  {
+    tokenId: text('token_id').primaryKey(),
+    organizationUuid: text('organization_uuid')
+      .notNull()
+      .references(() => organizations.organizationUuid),
+    // sha256 of the token: tokens are 256-bit random, so a slow KDF buys nothing.
+    tokenHash: text('token_hash').notNull().unique(),
+    username: text('username').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+  },
+  (t) => [index('api_tokens_org_idx').on(t.organizationUuid)],
+);
+
+export const runs = pgTable(
+  'runs',
+  {
+    workflowId: text('workflow_id').primaryKey(),
+    organizationUuid: text('organization_uuid').notNull(),
+    workflowType: text('workflow_type').notNull(),
+    version: text('version').notNull(),
+    stateName: text('state_name').notNull(),
+    isTerminal: boolean('is_terminal').notNull().default(false),
+    status: text('status').notNull(),
+    attempt: integer('attempt').notNull().default(1),
+    lastSeq: integer('last_seq').notNull().default(0),
+    stateData: jsonb('state_data'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    index('runs_org_created_idx').on(t.organizationUuid, t.createdAt.desc(), t.workflowId.desc()),
+    index('runs_org_type_created_idx').on(
+      t.organizationUuid,
+      t.workflowType,
+      t.createdAt.desc(),
+      t.workflowId.desc(),
+    ),
+  ],
+);
+
+export const transitions = pgTable(
+  'transitions',
+  {
+    workflowId: text('workflow_id')
+      .notNull()
+      .references(() => runs.workflowId),
+    seq: integer('seq').notNull(),
+    fromState: text('from_state').notNull(),
+    toState: text('to_state').notNull(),
+    action: text('action').notNull(),
+    attempt: integer('attempt').notNull(),
+    at: timestamp('at', { withTimezone: true }).notNull(),
+    data: jsonb('data').notNull().default(sql`'{}'::jsonb`),
+  },
+  (t) => [primaryKey({ columns: [t.workflowId, t.seq] })],
+);
+
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    organizationUuid: text('organization_uuid').notNull(),
+    key: text('key').notNull(),
+    requestHash: text('request_hash').notNull(),
+    workflowId: text('workflow_id').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationUuid, t.key] })],
+);

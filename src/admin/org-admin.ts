@@ -1,0 +1,21 @@
+import type { Database } from '../../db/client';
+import { createOrganization, createToken, revokeToken } from '../auth/org-tokens';
+
+/** The CLI's commands, run either directly on the database or through the running API's admin socket. */
+export type AdminCommand =
+  | { command: 'org.create'; name: string }
+  | { command: 'token.create'; organization_uuid: string; username?: string }
+  | { command: 'token.revoke'; token: string };
+
+export async function runAdminCommand(db: Database, cmd: AdminCommand): Promise<Record<string, unknown>> {
+  switch (cmd.command) {
+    case 'org.create': {
+      const created = await createOrganization(db, cmd.name);
+      return { organization_uuid: created.organization_uuid, name: created.name, token_id: created.token_id, token: created.token };
+    }
+    case 'token.create':
+      return { ...(await createToken(db, cmd.organization_uuid, cmd.username ?? 'cli')) };
+    case 'token.revoke':
+      return { revoked: await revokeToken(db, cmd.token) };
+  }
+}

@@ -1,0 +1,46 @@
+import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import type { Client } from '@temporalio/client';
+import type { DatabaseHandle } from '../db/client';
+import { AuthModule } from './auth/auth.module';
+import { CatalogModule } from './catalog/catalog.module';
+import { CONFIG, DATABASE, LOGGER, TEMPORAL_CLIENT } from './common/di';
+import { ErrorFilter } from './common/error.filter';
+import type { AppConfig } from './config';
+import { HealthModule } from './health/health.module';
+import type { Logger } from './logger';
+import { OpenApiModule } from './openapi/openapi.module';
+import { RunsModule } from './runs/runs.module';
+
+export interface AppDependencies {
+  config: AppConfig;
+  logger: Logger;
+  database: DatabaseHandle;
+  temporal: Client;
+}
+
+@Global()
+@Module({})
+class CoreModule {
+  static forRoot(deps: AppDependencies): DynamicModule {
+    const providers = [
+      { provide: CONFIG, useValue: deps.config },
+      { provide: LOGGER, useValue: deps.logger },
+      { provide: DATABASE, useValue: deps.database },
+      { provide: TEMPORAL_CLIENT, useValue: deps.temporal },
+    ];
+    return { module: CoreModule, providers, exports: providers.map((p) => p.provide) };
+  }
+}
+
+@Module({})
+export class AppModule {
+  static forRoot(deps: AppDependencies): DynamicModule {
+    return {
+      module: AppModule,
+      // Catalog before runs: /workflows/types must win over /workflows/:id.
+      imports: [CoreModule.forRoot(deps), HealthModule, AuthModule, CatalogModule, RunsModule, OpenApiModule],
+      providers: [{ provide: APP_FILTER, useClass: ErrorFilter }],
+    };
+  }
+}

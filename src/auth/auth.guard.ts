@@ -1,0 +1,40 @@
+import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { DatabaseHandle } from '../../db/client';
+import { ApiError } from '../common/api-error';
+import { DATABASE } from '../common/di';
+import { resolveToken } from './org-tokens';
+import { IS_PUBLIC, type Principal } from './principal';
+
+const unauthorized = (message: string) =>
+  new ApiError(401, 'unauthorized', message, null, { 'WWW-Authenticate': 'Bearer' });
+
+/** Resolves the bearer token to its organization on every request; the caller never names it. */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    @Inject(DATABASE) private readonly database: DatabaseHandle,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]);
+    if (isPublic) return true;
+    const req = context.switchToHttp().getRequest();
+    const header: string | undefined = req.headers.authorization;
+    if (!header) throw unauthorized('missing bearer token');
+    const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(header);
+    if (!match) throw unauthorized('malformed Authorization header: expected "Bearer <token>"');
+    const member = await resolveToken(this.database.db, match[1]);
+    if (!member) throw unauthorized('unknown or revoked token');
+    const principal: Principal = {
+      user_id: member.token_id,
+      organization_uuid: member.organization_uuid,
+      username: member.username,
+      token_type: 'org_member',
+      principal_type: 'api_token',
+    };
+    req.principal = principal;
+    return true;
+  }
+}

@@ -1,0 +1,27 @@
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { CatalogService } from './catalog.service';
+
+@Controller('workflows/types')
+export class CatalogController {
+  constructor(private readonly catalog: CatalogService) {}
+
+  @Get()
+  list(@Query('prefix') prefix?: string) {
+    return this.catalog.listTypes(typeof prefix === 'string' ? prefix : undefined);
+  }
+
+  @Get(':type')
+  definition(@Param('type') type: string) {
+    return this.catalog.getDefinition(type);
+  }
+
+  @Get(':type/schema')
+  schema(@Param('type') type: string) {
+    return this.catalog.getSchema(type);
+  }
+
+  @Get(':type/prerequisites')
+  prerequisites(@Param('type') type: string) {
+    return this.catalog.getPrerequisites(type);
+  }
+}

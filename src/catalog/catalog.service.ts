@@ -1,0 +1,84 @@
+import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
+import { definitions, findDefinition } from '../../workflows/registry';
+import type { WorkflowDefinition } from '../../workflows/runtime/definition';
+import { notFound } from '../common/api-error';
+
+/** The REST surface shows state names in upper case (PENDING, COMPLETED, …). */
+export const restStateName = (state: string) => (state === '*' ? '*' : state.toUpperCase());
+
+export function jsonSchema(schema: z.ZodType, io: 'input' | 'output') {
+  return z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' });
+}
+
+/** Everything the catalog says is derived from the definitions in workflows/. */
+@Injectable()
+export class CatalogService {
+  private readonly schemas = new Map<string, { input_schema: unknown; output_schema: unknown }>();
+
+  listTypes(prefix?: string) {
+    const matching = definitions.filter((d) => !prefix || d.workflow_type.startsWith(prefix));
+    const counts = new Map<string, number>();
+    for (const d of matching) {
+      const ns = d.workflow_type.split('.')[0];
+      counts.set(ns, (counts.get(ns) ?? 0) + 1);
+    }
+    return {
+      types: matching.map((d) => ({
+        workflow_type: d.workflow_type,
+        version: d.version,
+        kind: d.kind,
+        description: d.description,
+        has_prerequisites: d.prerequisites.length > 0,
+      })),
+      namespaces: [...counts.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, count]) => ({ name, count })),
+    };
+  }
+
+  require(workflowType: string): WorkflowDefinition {
+    const def = findDefinition(workflowType);
+    if (!def) throw notFound(`workflow type ${workflowType}`);
+    return def;
+  }
+
+  getDefinition(workflowType: string) {
+    const d = this.require(workflowType);
+    return {
+      workflow_type: d.workflow_type,
+      version: d.version,
+      kind: d.kind,
+      description: d.description,
+      states: Object.entries(d.states).map(([name, s]) => ({
+        name: restStateName(name),
+        initial: Boolean(s.initial),
+        terminal: Boolean(s.terminal),
+        success: Boolean(s.success),
+        auto_advance: s.auto_advance ?? null,
+      })),
+      transitions: d.transitions.map((t) => ({ from: restStateName(t.from), action: t.action, to: restStateName(t.to) })),
+      exposed_to_end_users: d.exposed_to_end_users,
+      has_prerequisites: d.prerequisites.length > 0,
+    };
+  }
+
+  getSchema(workflowType: string) {
+    const d = this.require(workflowType);
+    let cached = this.schemas.get(workflowType);
+    if (!cached) {
+      cached = { input_schema: jsonSchema(d.input, 'input'), output_schema: jsonSchema(d.output, 'output') };
+      this.schemas.set(workflowType, cached);
+    }
+    return { ...cached, has_prerequisites: d.prerequisites.length > 0 };
+  }
+
+  /** What must exist before a run of this type can succeed. Connections arrive with the plugins issue. */
+  getPrerequisites(workflowType: string) {
+    const d = this.require(workflowType);
+    return {
+      workflow_type: d.workflow_type,
+      satisfied: d.prerequisites.length === 0,
+      required: d.prerequisites.map((p) => ({ plugin: p.plugin, fields: p.fields, connections: [] as string[] })),
+      steps: d.prerequisites.map((p) => p.description),
+    };
+  }
+}

@@ -1,0 +1,52 @@
+import path from 'node:path';
+import { parseAllowHttpHosts } from '../activities/outbound';
+import { projectRoot } from '../db/client';
+
+/** Every setting the service reads, from the environment. The README lists them all. */
+export interface AppConfig {
+  port: number;
+  host: string;
+  databaseUrl?: string;
+  dataDir: string;
+  temporalAddress: string;
+  temporalNamespace: string;
+  temporalUiUrl: string;
+  allowHttpHosts: string[];
+  esignApiToken?: string;
+  providerTimeoutMs: number;
+  bodyLimitBytes: number;
+  sseKeepAliveMs: number;
+  logLevel: string;
+  devBootstrap: boolean;
+}
+
+function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+  return value;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const dataDir = path.resolve(projectRoot(), env.DATA_DIR || '.data');
+  return {
+    port: int('PORT', 3000, env),
+    host: env.HOST || '127.0.0.1',
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir,
+    temporalAddress: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
+    temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
+    temporalUiUrl: env.TEMPORAL_UI_URL || 'http://127.0.0.1:8233',
+    allowHttpHosts: parseAllowHttpHosts(env.ALLOW_HTTP_HOSTS),
+    esignApiToken: env.ESIGN_API_TOKEN || undefined,
+    providerTimeoutMs: int('PROVIDER_TIMEOUT_MS', 10_000, env),
+    bodyLimitBytes: int('BODY_LIMIT_BYTES', 1_048_576, env),
+    sseKeepAliveMs: int('SSE_KEEPALIVE_MS', 15_000, env),
+    logLevel: env.LOG_LEVEL || 'info',
+    devBootstrap: env.DEV_BOOTSTRAP === '1',
+  };
+}
+
+export const pgliteDir = (config: AppConfig) => path.join(config.dataDir, 'pglite');
+export const adminSocketPath = (config: AppConfig) => path.join(config.dataDir, 'admin.sock');

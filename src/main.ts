@@ -1,0 +1,84 @@
+import 'reflect-metadata';
+import { Client, Connection } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { openDatabase } from '../db/client';
+import { startAdminSocket } from './admin/admin-socket';
+import { createApi } from './api';
+import { adminSocketPath, loadConfig, pgliteDir } from './config';
+import { ensureDevToken } from './dev-bootstrap';
+import { createLogger } from './logger';
+import { createWorker } from './worker/worker';
+
+type Mode = 'all' | 'api' | 'worker';
+
+/**
+ * `all` (what make up runs) serves the API and runs the worker in one process;
+ * `api` and `worker` run them apart, as production does, to scale independently.
+ */
+async function main() {
+  const mode = (process.argv[2] ?? 'all') as Mode;
+  if (!['all', 'api', 'worker'].includes(mode)) throw new Error(`unknown mode ${mode}: use all, api or worker`);
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: pgliteDir(config) });
+  await database.migrate();
+  logger.info({ mode, database: database.description, temporal: config.temporalAddress }, 'starting');
+
+  const stops: Array<() => Promise<unknown>> = [];
+  let worker: Worker | undefined;
+  let workerDone: Promise<void> | undefined;
+  if (mode !== 'worker') {
+    const connection = Connection.lazy({ address: config.temporalAddress });
+    const temporal = new Client({ connection, namespace: config.temporalNamespace });
+    const app = await createApi({ config, logger, database, temporal });
+    await app.listen(config.port, config.host);
+    stops.push(() => app.close(), () => connection.close());
+    if (database.kind === 'pglite') {
+      stops.push(await startAdminSocket(adminSocketPath(config), database.db, logger));
+    }
+    logger.info({ url: `http://${config.host}:${config.port}/api` }, 'API listening');
+  }
+  if (mode !== 'api') {
+    worker = await createWorker(config, database, logger);
+    workerDone = worker.run();
+    logger.info({ task_queue: worker.options.taskQueue }, 'worker running');
+  }
+  if (config.devBootstrap && mode !== 'worker') {
+    const token = await ensureDevToken(config, database.db);
+    process.stdout.write(
+      [
+        '',
+        'Workflow Engine Service is up',
+        `  API:         http://${config.host}:${config.port}/api   (docs: http://${config.host}:${config.port}/api/docs)`,
+        `  Temporal UI: ${config.temporalUiUrl}`,
+        `  Dev token:   ${token}   (also in .data/dev-token)`,
+        '',
+      ].join('\n') + '\n',
+    );
+  }
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    if (worker) {
+      worker.shutdown();
+      await workerDone;
+    }
+    for (const stop of stops) await stop().catch((err) => logger.warn({ err }, 'shutdown step failed'));
+    await database.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  workerDone?.catch((err) => {
+    logger.fatal({ err }, 'worker failed');
+    process.exit(1);
+  });
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,57 @@
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { CurrentPrincipal, type Principal } from '../auth/principal';
+import { RunStreamService } from './run-stream.service';
+import { RunsService } from './runs.service';
+
+@Controller('workflows')
+export class RunsController {
+  constructor(
+    private readonly runs: RunsService,
+    private readonly streams: RunStreamService,
+  ) {}
+
+  @Post('start')
+  async start(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: unknown,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    const { result, replayed } = await this.runs.start(principal, body, idempotencyKey);
+    res.status(201);
+    if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+    return result;
+  }
+
+  @Get()
+  list(@CurrentPrincipal() principal: Principal, @Query() query: Record<string, unknown>) {
+    return this.runs.list(principal, query);
+  }
+
+  @Get(':id')
+  get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    return this.runs.get(id, principal);
+  }
+
+  @Get(':id/history')
+  history(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    return this.runs.history(id, principal);
+  }
+
+  @Get(':id/stream')
+  async stream(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
+    await this.streams.stream(id, principal, req, res);
+  }
+
+  @Post(':id/retry')
+  @HttpCode(200)
+  retry(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    return this.runs.retry(id, principal);
+  }
+}

@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { CatalogModule } from '../catalog/catalog.module';
+import { RunStreamService } from './run-stream.service';
+import { RunsController } from './runs.controller';
+import { RunsService } from './runs.service';
+import { TransitionBus } from './transition-bus.service';
+
+@Module({
+  imports: [CatalogModule],
+  controllers: [RunsController],
+  providers: [RunsService, RunStreamService, TransitionBus],
+})
+export class RunsModule {}

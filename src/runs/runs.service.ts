@@ -1,0 +1,267 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ApplicationFailure } from '@temporalio/common';
+import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
+import { and, asc, desc, eq, gt, lt, or } from 'drizzle-orm';
+import { z } from 'zod';
+import { createProjection } from '../../activities/projection';
+import { outboundUrlProblem } from '../../activities/outbound';
+import type { DatabaseHandle } from '../../db/client';
+import { idempotencyKeys, runs, transitions } from '../../db/schema';
+import { MEMO_WORKFLOW_TYPE, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE, TASK_QUEUE } from '../../workflows/constants';
+import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
+import { initialState, type RunData, type WorkflowDefinition } from '../../workflows/runtime/definition';
+import type { Principal } from '../auth/principal';
+import { CatalogService } from '../catalog/catalog.service';
+import { ApiError, type FieldProblem, notFound, validationFailed } from '../common/api-error';
+import { CONFIG, DATABASE, TEMPORAL_CLIENT } from '../common/di';
+import { parseOrThrow, zodProblems } from '../common/validation';
+import type { AppConfig } from '../config';
+import { newRunId, requestHash } from './run-ids';
+import { runView, startResult, transitionView } from './run-views';
+
+export const startBodySchema = z.strictObject({
+  workflow_type: z.string().min(1).max(200),
+  initial_data: z.record(z.string(), z.unknown()),
+});
+
+export const listQuerySchema = z.strictObject({
+  workflow_type: z.string().min(1).max(200).optional(),
+  status: z.enum(['RUNNING', 'COMPLETED', 'FAILED']).optional(),
+  state_name: z.string().min(1).max(100).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().max(200).optional(),
+});
+
+const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+type StartBody = z.output<typeof startBodySchema>;
+
+@Injectable()
+export class RunsService {
+  private readonly projection;
+
+  constructor(
+    @Inject(DATABASE) private readonly database: DatabaseHandle,
+    @Inject(TEMPORAL_CLIENT) private readonly temporal: Client,
+    @Inject(CONFIG) private readonly config: AppConfig,
+    private readonly catalog: CatalogService,
+  ) {
+    this.projection = createProjection(database.db);
+  }
+
+  private get db() {
+    return this.database.db;
+  }
+
+  /** Starts a run; `replayed` says an Idempotency-Key matched an earlier identical request. */
+  async start(principal: Principal, rawBody: unknown, idempotencyKey?: string) {
+    const body = parseOrThrow(startBodySchema, rawBody);
+    const def = this.catalog.require(body.workflow_type);
+    this.checkInitialData(def, body.initial_data, principal);
+    if (idempotencyKey === undefined) return { result: await this.launch(def, body, principal, newRunId()), replayed: false };
+
+    if (!IDEMPOTENCY_KEY.test(idempotencyKey)) {
+      throw validationFailed([{ field: 'Idempotency-Key', rule: 'format', message: 'must be 1-255 printable ASCII characters' }]);
+    }
+    const hash = requestHash(body);
+    const org = principal.organization_uuid;
+    const keyMatch = and(eq(idempotencyKeys.organizationUuid, org), eq(idempotencyKeys.key, idempotencyKey));
+    await this.db
+      .delete(idempotencyKeys)
+      .where(and(keyMatch, lt(idempotencyKeys.createdAt, new Date(Date.now() - IDEMPOTENCY_WINDOW_MS))));
+    const claimed = await this.db
+      .insert(idempotencyKeys)
+      .values({ organizationUuid: org, key: idempotencyKey, requestHash: hash, workflowId: newRunId() })
+      .onConflictDoNothing()
+      .returning();
+    const [entry] = claimed.length ? claimed : await this.db.select().from(idempotencyKeys).where(keyMatch);
+    if (entry.requestHash !== hash) {
+      throw new ApiError(409, 'idempotency_key_reused', 'this Idempotency-Key was used with a different request body');
+    }
+    if (!claimed.length) {
+      const existing = await this.findRun(entry.workflowId, org);
+      if (existing) return { result: startResult(existing), replayed: true };
+    }
+    return { result: await this.launch(def, body, principal, entry.workflowId), replayed: false };
+  }
+
+  private checkInitialData(def: WorkflowDefinition, data: RunData, principal: Principal) {
+    const declaresOrg = def.input instanceof z.ZodObject && 'organization_uuid' in def.input.shape;
+    if (declaresOrg && data.organization_uuid !== undefined && data.organization_uuid !== principal.organization_uuid) {
+      throw new ApiError(403, 'organization_mismatch', 'initial_data.organization_uuid must be the organization of the token');
+    }
+    const parsed = def.input.safeParse(data);
+    const problems: FieldProblem[] = parsed.success ? [] : zodProblems(parsed.error, 'initial_data');
+    for (const field of def.outbound_url_fields) {
+      const value = data[field];
+      if (typeof value !== 'string' || problems.some((p) => p.field === `initial_data.${field}`)) continue;
+      const problem = outboundUrlProblem(value, this.config.allowHttpHosts);
+      if (problem) problems.push({ field: `initial_data.${field}`, rule: 'outbound_policy', message: problem });
+    }
+    if (problems.length) throw validationFailed(problems);
+  }
+
+  private async launch(def: WorkflowDefinition, body: StartBody, principal: Principal, workflowId: string) {
+    const org = principal.organization_uuid;
+    const input: EngineWorkflowInput = { organization_uuid: org, initial_data: body.initial_data };
+    try {
+      await this.temporal.workflow.start(def.workflow_type, {
+        taskQueue: TASK_QUEUE,
+        workflowId,
+        args: [input],
+        memo: { [MEMO_WORKFLOW_TYPE]: def.workflow_type },
+        typedSearchAttributes: [
+          { key: SA_ORGANIZATION, value: org },
+          { key: SA_WORKFLOW_TYPE, value: def.workflow_type },
+          { key: SA_STATE, value: initialState(def) },
+        ],
+      });
+    } catch (err) {
+      // A concurrent request with the same Idempotency-Key started it first: same run.
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+    // Registered here too so the run is readable the moment this returns.
+    await this.projection.projectRunStarted({
+      workflow_id: workflowId,
+      organization_uuid: org,
+      workflow_type: def.workflow_type,
+      version: def.version,
+      state_name: initialState(def),
+      attempt: 1,
+      at: new Date().toISOString(),
+    });
+    const row = await this.findRun(workflowId, org);
+    return startResult(row!);
+  }
+
+  async findRun(workflowId: string, organizationUuid: string) {
+    const rows = await this.db
+      .select()
+      .from(runs)
+      .where(and(eq(runs.workflowId, workflowId), eq(runs.organizationUuid, organizationUuid)));
+    return rows[0];
+  }
+
+  /** Another organization's run is reported exactly like a missing one. */
+  async requireRun(workflowId: string, principal: Principal) {
+    const row = await this.findRun(workflowId, principal.organization_uuid);
+    if (!row) throw notFound(`run ${workflowId}`);
+    return row;
+  }
+
+  async get(workflowId: string, principal: Principal) {
+    return runView(await this.requireRun(workflowId, principal));
+  }
+
+  async list(principal: Principal, rawQuery: unknown) {
+    const q = parseOrThrow(listQuerySchema, rawQuery);
+    const filters = [eq(runs.organizationUuid, principal.organization_uuid)];
+    if (q.workflow_type) filters.push(eq(runs.workflowType, q.workflow_type));
+    if (q.status) filters.push(eq(runs.status, q.status));
+    if (q.state_name) filters.push(eq(runs.stateName, q.state_name.toLowerCase()));
+    if (q.cursor) {
+      const c = decodeCursor(q.cursor);
+      filters.push(or(lt(runs.createdAt, c.createdAt), and(eq(runs.createdAt, c.createdAt), lt(runs.workflowId, c.workflowId)))!);
+    }
+    const rows = await this.db
+      .select()
+      .from(runs)
+      .where(and(...filters))
+      .orderBy(desc(runs.createdAt), desc(runs.workflowId))
+      .limit(q.limit + 1);
+    const page = rows.slice(0, q.limit);
+    const last = page[page.length - 1];
+    return {
+      runs: page.map(runView),
+      next_cursor: rows.length > q.limit && last ? encodeCursor(last.createdAt, last.workflowId) : null,
+    };
+  }
+
+  async history(workflowId: string, principal: Principal) {
+    await this.requireRun(workflowId, principal);
+    return { workflow_id: workflowId, transitions: (await this.transitionsAfter(workflowId, 0)).map(transitionView) };
+  }
+
+  transitionsAfter(workflowId: string, seq: number) {
+    return this.db
+      .select()
+      .from(transitions)
+      .where(and(eq(transitions.workflowId, workflowId), gt(transitions.seq, seq)))
+      .orderBy(asc(transitions.seq));
+  }
+
+  /** Re-drives a FAILED run from its last good state, as a new execution under the same workflow id. */
+  async retry(workflowId: string, principal: Principal) {
+    const row = await this.requireRun(workflowId, principal);
+    if (row.status !== 'FAILED') {
+      throw new ApiError(409, 'not_failed', `only a FAILED run can be retried; this run is ${row.status}`);
+    }
+    const def = this.catalog.require(row.workflowType);
+    const details = await this.failedRunDetails(workflowId);
+    const attempt = details.checkpoint.attempt + 1;
+    const input: EngineWorkflowInput = {
+      organization_uuid: row.organizationUuid,
+      initial_data: {},
+      resume: { reason: 'retry', ...details.checkpoint, attempt },
+    };
+    try {
+      await this.temporal.workflow.start(def.workflow_type, {
+        taskQueue: TASK_QUEUE,
+        workflowId,
+        args: [input],
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        memo: { [MEMO_WORKFLOW_TYPE]: def.workflow_type },
+        typedSearchAttributes: [
+          { key: SA_ORGANIZATION, value: row.organizationUuid },
+          { key: SA_WORKFLOW_TYPE, value: def.workflow_type },
+          { key: SA_STATE, value: details.checkpoint.state },
+        ],
+      });
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) {
+        throw new ApiError(409, 'retry_in_progress', 'this run is already being retried');
+      }
+      throw err;
+    }
+    await this.projection.projectRunStarted({
+      workflow_id: workflowId,
+      organization_uuid: row.organizationUuid,
+      workflow_type: row.workflowType,
+      version: row.version,
+      state_name: details.checkpoint.state,
+      attempt,
+      at: new Date().toISOString(),
+    });
+    return startResult((await this.findRun(workflowId, row.organizationUuid))!);
+  }
+
+  private async failedRunDetails(workflowId: string): Promise<FailedRunDetails> {
+    const handle = this.temporal.workflow.getHandle(workflowId);
+    const description = await handle.describe();
+    if (description.status.name !== 'FAILED') {
+      throw new ApiError(409, 'not_failed', `the run's execution is ${description.status.name}, not FAILED`);
+    }
+    try {
+      await handle.result();
+    } catch (err) {
+      const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
+      const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as FailedRunDetails | undefined) : undefined;
+      if (details?.checkpoint) return details;
+    }
+    throw new ApiError(409, 'not_retryable', 'this run ended without a checkpoint to resume from');
+  }
+}
+
+function encodeCursor(createdAt: Date, workflowId: string): string {
+  return Buffer.from(`${createdAt.toISOString()}|${workflowId}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { createdAt: Date; workflowId: string } {
+  const [iso, workflowId] = Buffer.from(cursor, 'base64url').toString().split('|');
+  const createdAt = new Date(iso);
+  if (!workflowId || Number.isNaN(createdAt.getTime())) {
+    throw validationFailed([{ field: 'cursor', rule: 'format', message: 'is not a cursor returned by this endpoint' }]);
+  }
+  return { createdAt, workflowId };
+}

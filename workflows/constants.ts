@@ -1,0 +1,16 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+/** The one task queue every engine workflow and activity runs on. */
+export const TASK_QUEUE = 'workflow-engine';
+
+/** Registered on the Temporal namespace so platform engineers can filter runs in the UI. */
+export const SA_ORGANIZATION = defineSearchAttributeKey('EngineOrganizationUuid', SearchAttributeType.KEYWORD);
+export const SA_WORKFLOW_TYPE = defineSearchAttributeKey('EngineWorkflowType', SearchAttributeType.KEYWORD);
+export const SA_STATE = defineSearchAttributeKey('EngineStateName', SearchAttributeType.KEYWORD);
+export const SEARCH_ATTRIBUTES = [SA_ORGANIZATION, SA_WORKFLOW_TYPE, SA_STATE];
+
+/** Memo key under which a run's workflow type is kept. */
+export const MEMO_WORKFLOW_TYPE = 'workflow_type';
+
+export const RUN_ID_PREFIX = 'wf_';
+export const ORGANIZATION_PREFIX = 'org_';

@@ -1,0 +1,71 @@
+import { proxyActivities } from '@temporalio/workflow';
+import { z } from 'zod';
+import type { EsignActivities } from '../activities/esign';
+import { esignActivityOptions, esignApiRoot, esignApiToken, esignCallOutputs } from './esign/api-root';
+import { ANY_STATE, defineWorkflow, failureFields } from './runtime/definition';
+
+const esign = proxyActivities<EsignActivities>(esignActivityOptions);
+
+const input = z.strictObject({
+  base_url: esignApiRoot,
+  api_token: esignApiToken,
+  accountid: z
+    .string()
+    .regex(/^(\d+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/, {
+      error: 'must be an external account number (digits) or an account GUID',
+    })
+    .describe('External account number (integer) or account GUID'),
+  authorizationid: z.string().min(1).describe('Id of the user authorization'),
+  userid: z.string().min(1).describe('Id of the principal user'),
+});
+
+const output = z.object({
+  base_url: z.string(),
+  api_token: z.string().optional().describe('Always "[redacted]" when a token was given'),
+  accountid: z.string(),
+  authorizationid: z.string(),
+  userid: z.string(),
+  ...esignCallOutputs,
+  ...failureFields,
+});
+
+/**
+ * Deletes a user authorization: DELETE {base_url}/v2.1/accounts/{accountid}/users/{userid}/authorization/{authorizationid}.
+ * Allowed by the provider only to an account administrator or the authorization's principal user.
+ */
+export const deleteUserAuthorization = defineWorkflow({
+  workflow_type: 'esign.authorizations.delete-user-authorization',
+  version: '1.0',
+  kind: 'Atomic',
+  description: 'Deletes a user authorization through the external e-signature REST API',
+  input,
+  output,
+  states: {
+    pending: { initial: true, auto_advance: 'execute' },
+    completed: { terminal: true, success: true },
+    failed: { terminal: true },
+  },
+  transitions: [
+    { from: 'pending', action: 'execute', to: 'completed' },
+    { from: ANY_STATE, action: 'fail', to: 'failed' },
+  ],
+  exposed_to_end_users: false,
+  prerequisites: [],
+  secret_fields: ['api_token'],
+  outbound_url_fields: ['base_url'],
+  failure_stamp: 'failed_at',
+  actions: {
+    async execute(data) {
+      const d = data as z.output<typeof input>;
+      const path = `/v2.1/accounts/${encodeURIComponent(d.accountid)}/users/${encodeURIComponent(d.userid)}/authorization/${encodeURIComponent(d.authorizationid)}`;
+      const result = await esign.esignRequest({
+        base_url: d.base_url,
+        api_token: d.api_token,
+        method: 'DELETE',
+        path,
+        token_required: true,
+      });
+      return { patch: { ...result } };
+    },
+  },
+});

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+
+/**
+ * The e-signature API root, https://<host>/api. Whether plain http is allowed
+ * for a host is deployment configuration (ALLOW_HTTP_HOSTS), checked by the API
+ * at start and by the activity before any call.
+ */
+export const esignApiRoot = z
+  .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' })
+  .refine((value) => /\/api\/?$/.test(new URL(value).pathname), {
+    error: 'must be an API root of the form https://<host>/api',
+  })
+  .describe('API root of the e-signature service, form https://<host>/api');
+
+export const esignApiToken = z
+  .string()
+  .min(1)
+  .optional()
+  .describe('Bearer token; when omitted the worker uses ESIGN_API_TOKEN');
+
+export const esignCallOutputs = {
+  status_code: z.number().int().optional().describe('HTTP status of the provider call'),
+  response: z.unknown().optional().describe('Parsed JSON body of the provider answer; null for an empty body'),
+  failed_at: z.string().optional(),
+};
+
+/** Bounded retries for provider calls: 5xx and time-outs back off, then the run fails. */
+export const esignActivityOptions = {
+  startToCloseTimeout: '60s',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 4 },
+} as const;

@@ -1,0 +1,19 @@
+/**
+ * The workflow bundle's entry: one Temporal workflow per workflow type, whose
+ * Temporal type name is the engine's workflow_type. Services that start runs
+ * with the Temporal client directly import these and EngineWorkflowInput.
+ */
+import { deleteUserAuthorization } from './esign-delete-user-authorization';
+import { getResourceInformation } from './esign-get-resource-information';
+import { makeWorkflow } from './runtime/engine';
+
+export type { EngineWorkflowInput } from './runtime/contract';
+export { TASK_QUEUE } from './constants';
+
+export const esignDeleteUserAuthorization = makeWorkflow(deleteUserAuthorization);
+export const esignGetResourceInformation = makeWorkflow(getResourceInformation);
+
+export {
+  esignDeleteUserAuthorization as 'esign.authorizations.delete-user-authorization',
+  esignGetResourceInformation as 'esign.resources.get-resource-information',
+};

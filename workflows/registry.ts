@@ -1,0 +1,10 @@
+import { deleteUserAuthorization } from './esign-delete-user-authorization';
+import { getResourceInformation } from './esign-get-resource-information';
+import type { WorkflowDefinition } from './runtime/definition';
+
+/** Every workflow type the engine runs. The catalog, the API and the worker all read this list. */
+export const definitions: readonly WorkflowDefinition[] = [deleteUserAuthorization, getResourceInformation];
+
+export function findDefinition(workflowType: string): WorkflowDefinition | undefined {
+  return definitions.find((d) => d.workflow_type === workflowType);
+}

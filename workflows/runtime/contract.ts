@@ -1,0 +1,55 @@
+import type { RunData } from './definition';
+
+/**
+ * The argument of every engine workflow. A service starting a run with the
+ * Temporal client directly passes exactly this (see README, "Starting runs
+ * with the Temporal client").
+ */
+export interface EngineWorkflowInput {
+  organization_uuid: string;
+  initial_data: RunData;
+  /** Set by the engine only: a retry or a continue-as-new picking the run up. */
+  resume?: ResumePoint;
+}
+
+export interface ResumePoint {
+  reason: 'retry' | 'continue';
+  state: string;
+  data: RunData;
+  seq: number;
+  attempt: number;
+  next?: { action: string; delay_seconds: number };
+}
+
+/** Carried in the ApplicationFailure that ends a failed run; the API's retry reads it. */
+export interface FailedRunDetails {
+  checkpoint: Omit<ResumePoint, 'reason' | 'next'>;
+  output: RunData;
+}
+
+export type RunStatus = 'RUNNING' | 'COMPLETED' | 'FAILED';
+
+export interface RunStartedEvent {
+  workflow_id: string;
+  organization_uuid: string;
+  workflow_type: string;
+  version: string;
+  state_name: string;
+  attempt: number;
+  at: string;
+}
+
+export interface TransitionEvent extends Omit<RunStartedEvent, 'state_name'> {
+  seq: number;
+  from: string;
+  to: string;
+  action: string;
+  data: RunData;
+  terminal?: { status: Exclude<RunStatus, 'RUNNING'>; state_data: RunData };
+}
+
+/** Implemented in activities/projection.ts; idempotent on (workflow_id, seq). */
+export interface ProjectionActivities {
+  projectRunStarted(event: RunStartedEvent): Promise<void>;
+  projectTransition(event: TransitionEvent): Promise<void>;
+}

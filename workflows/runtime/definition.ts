@@ -1,0 +1,122 @@
+import { z } from 'zod';
+
+export type WorkflowKind = 'Atomic' | 'Linear' | 'Dag';
+
+export const ANY_STATE = '*';
+
+export interface StateSpec {
+  initial?: boolean;
+  terminal?: boolean;
+  success?: boolean;
+  /** Action the runtime takes as soon as the run enters this state. */
+  auto_advance?: string;
+}
+
+export interface TransitionSpec {
+  from: string;
+  action: string;
+  to: string;
+}
+
+export interface Prerequisite {
+  plugin: string;
+  fields: string[];
+  description: string;
+}
+
+export type RunData = Record<string, unknown>;
+
+export interface StepContext {
+  workflow_id: string;
+  organization_uuid: string;
+  workflow_type: string;
+  state: string;
+  action: string;
+  attempt: number;
+  /** Workflow time: deterministic under replay. */
+  now(): Date;
+}
+
+export interface StepResult {
+  /** Fields merged into the run's state data when the transition is recorded. */
+  patch?: RunData;
+  /** The next transition, taken after a durable timer of delay_seconds. */
+  schedule?: { action: string; delay_seconds: number };
+}
+
+export type ActionHandler = (data: RunData, ctx: StepContext) => Promise<StepResult | void>;
+
+/** Which timestamp/action field a type's outputs carry besides the common failure fields. */
+export type FailureStamp = 'failed_at' | 'failed_action';
+
+export interface WorkflowDefinition<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  workflow_type: string;
+  version: string;
+  kind: WorkflowKind;
+  description: string;
+  input: I;
+  output: O;
+  states: Record<string, StateSpec>;
+  transitions: TransitionSpec[];
+  exposed_to_end_users: boolean;
+  prerequisites: Prerequisite[];
+  /** Input fields never shown in clear: replaced by "[redacted]" in outputs, history and projection. */
+  secret_fields: string[];
+  /** URL inputs the worker will call: checked against the outbound policy (https, ALLOW_HTTP_HOSTS) at start. */
+  outbound_url_fields: string[];
+  failure_stamp: FailureStamp;
+  actions: Record<string, ActionHandler>;
+}
+
+export const REDACTED = '[redacted]';
+
+/** The failure fields every workflow type's output carries (all optional). */
+export const failureFields = {
+  failure_reason: z.string().optional(),
+  failure_type: z.string().optional(),
+  failed_step: z.string().optional(),
+  failed_layer: z.string().optional(),
+  failed_at_state: z.string().optional(),
+  error: z.string().optional(),
+  error_type: z.string().optional(),
+};
+
+export function defineWorkflow<I extends z.ZodType, O extends z.ZodType>(
+  definition: WorkflowDefinition<I, O>,
+): WorkflowDefinition<I, O> {
+  assertWellFormed(definition);
+  return definition;
+}
+
+export function initialState(def: WorkflowDefinition): string {
+  return Object.entries(def.states).find(([, s]) => s.initial)![0];
+}
+
+export function findTransition(def: WorkflowDefinition, from: string, action: string): TransitionSpec | undefined {
+  return (
+    def.transitions.find((t) => t.from === from && t.action === action) ??
+    def.transitions.find((t) => t.from === ANY_STATE && t.action === action)
+  );
+}
+
+/** Definition mistakes are programming errors: they surface when the module loads, in every test. */
+function assertWellFormed(def: WorkflowDefinition): void {
+  const problems: string[] = [];
+  const names = Object.keys(def.states);
+  const initials = names.filter((n) => def.states[n].initial);
+  if (initials.length !== 1) problems.push(`exactly one initial state expected, found ${initials.length}`);
+  for (const t of def.transitions) {
+    if (t.from !== ANY_STATE && !def.states[t.from]) problems.push(`transition ${t.action}: unknown from-state ${t.from}`);
+    if (!def.states[t.to]) problems.push(`transition ${t.action}: unknown to-state ${t.to}`);
+  }
+  for (const [name, s] of Object.entries(def.states)) {
+    if (s.auto_advance && !findTransition(def, name, s.auto_advance))
+      problems.push(`state ${name}: auto-advance ${s.auto_advance} has no transition`);
+    if (s.terminal && s.auto_advance) problems.push(`state ${name}: a terminal state cannot auto-advance`);
+  }
+  const fail = def.transitions.find((t) => t.action === 'fail');
+  if (!fail || fail.from !== ANY_STATE || !def.states[fail.to]?.terminal || def.states[fail.to]?.success)
+    problems.push('a fail transition from any state to a failed terminal state is required');
+  if (!names.some((n) => def.states[n].terminal && def.states[n].success)) problems.push('no success state');
+  if (problems.length) throw new Error(`workflow definition ${def.workflow_type}: ${problems.join('; ')}`);
+}

@@ -1,0 +1,239 @@
+import {
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  makeContinueAsNewFunc,
+  proxyLocalActivities,
+  sleep,
+  upsertMemo,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { MEMO_WORKFLOW_TYPE, ORGANIZATION_PREFIX, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE } from '../constants';
+import type { EngineWorkflowInput, FailedRunDetails, ProjectionActivities, ResumePoint } from './contract';
+import { findTransition, initialState, type RunData, type StepContext, type WorkflowDefinition } from './definition';
+import { classifyFailure, type ClassifiedFailure, StepFailure } from './failure';
+import { redact } from './redact';
+
+// The projection must eventually succeed, so it retries without limit: a Postgres
+// outage pauses runs at their next transition instead of losing transitions.
+const projection = proxyLocalActivities<ProjectionActivities>({
+  startToCloseTimeout: '15s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
+});
+
+/** Past this many history events a waiting run continues as new, keeping histories bounded. */
+const CONTINUE_AS_NEW_AFTER_EVENTS = 2_000;
+
+export type EngineWorkflow = (input: EngineWorkflowInput) => Promise<RunData>;
+
+/** The Temporal workflow function for one definition; its Temporal type name is the workflow_type. */
+export function makeWorkflow(def: WorkflowDefinition): EngineWorkflow {
+  const workflow: EngineWorkflow = (input) => new Machine(def, input).run();
+  Object.defineProperty(workflow, 'name', { value: def.workflow_type });
+  return workflow;
+}
+
+type Next = { action: string; delay_seconds: number } | undefined;
+
+class Machine {
+  private readonly workflowId = workflowInfo().workflowId;
+  private readonly org: string;
+  private state: string;
+  private data: RunData;
+  private seq: number;
+  private attempt: number;
+
+  constructor(
+    private readonly def: WorkflowDefinition,
+    private readonly input: EngineWorkflowInput,
+  ) {
+    this.org = input.organization_uuid;
+    const resume = input.resume;
+    this.state = resume?.state ?? initialState(def);
+    this.data = resume?.data ?? { ...input.initial_data };
+    this.seq = resume?.seq ?? 0;
+    this.attempt = resume?.attempt ?? 1;
+  }
+
+  async run(): Promise<RunData> {
+    const resume = this.input.resume;
+    this.tagExecution();
+    if (resume?.reason !== 'continue') {
+      await projection.projectRunStarted({ ...this.identity(), state_name: this.state, at: nowIso() });
+    }
+    if (!resume) {
+      const invalid = this.validateInput();
+      if (invalid) return this.fail(invalid, 'validate');
+    }
+    let next: Next = resume?.next ?? this.autoAdvance(this.state);
+    try {
+      while (!this.def.states[this.state].terminal) {
+        if (!next) {
+          const problem = new StepFailure(`state ${this.state} has nothing scheduled`, 'definition_error', 'engine');
+          return this.fail(classifyFailure(problem, this.state, 'schedule'), 'schedule');
+        }
+        if (next.delay_seconds > 0) {
+          await this.continueAsNewIfLong(next);
+          await sleep(next.delay_seconds * 1000);
+        }
+        next = await this.take(next.action);
+      }
+      return redact(this.data, this.def.secret_fields);
+    } catch (err) {
+      if (isCancellation(err)) {
+        const cancelled = new StepFailure('run cancelled', 'cancelled', 'engine');
+        await CancellationScope.nonCancellable(() =>
+          this.fail(classifyFailure(cancelled, this.state, 'cancel'), 'cancel').catch(() => undefined),
+        );
+      }
+      throw err;
+    }
+  }
+
+  /** Takes one transition; returns what comes after it. */
+  private async take(action: string): Promise<Next> {
+    const transition = findTransition(this.def, this.state, action);
+    if (!transition) {
+      const problem = new StepFailure(`no transition ${action} from ${this.state}`, 'definition_error', 'engine');
+      return this.fail(classifyFailure(problem, this.state, action), action);
+    }
+    const handler = this.def.actions[action];
+    let result;
+    try {
+      result = (await handler?.(this.data, this.context(action))) ?? {};
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      return this.fail(classifyFailure(err, this.state, action), action);
+    }
+    const before = { state: this.state, data: this.data };
+    const patch = result.patch ?? {};
+    this.data = { ...this.data, ...patch };
+    await this.record(action, transition.to, patch);
+    const target = this.def.states[transition.to];
+    if (target.terminal && !target.success) this.throwFailed(before, this.data);
+    return this.autoAdvance(this.state) ?? result.schedule;
+  }
+
+  private async fail(failure: ClassifiedFailure, action: string): Promise<never> {
+    const before = { state: this.state, data: this.data };
+    const stamp =
+      this.def.failure_stamp === 'failed_at' ? { failed_at: nowIso() } : { failed_action: action };
+    const patch = { ...failure.patch, ...failure.fields, ...stamp };
+    this.data = { ...this.data, ...patch };
+    const failTo = findTransition(this.def, this.state, 'fail')!.to;
+    await this.record('fail', failTo, patch);
+    this.throwFailed(before, this.data);
+  }
+
+  private throwFailed(before: { state: string; data: RunData }, final: RunData): never {
+    const output = redact(final, this.def.secret_fields);
+    const details: FailedRunDetails = {
+      checkpoint: { state: before.state, data: before.data, seq: this.seq, attempt: this.attempt },
+      output,
+    };
+    throw ApplicationFailure.create({
+      message: String(final.failure_reason ?? `run ended in ${this.state}`),
+      type: String(final.failure_type ?? 'failed'),
+      nonRetryable: true,
+      details: [details],
+    });
+  }
+
+  private async record(action: string, to: string, patch: RunData): Promise<void> {
+    const target = this.def.states[to];
+    this.seq += 1;
+    await projection.projectTransition({
+      ...this.identity(),
+      seq: this.seq,
+      from: this.state,
+      to,
+      action,
+      at: nowIso(),
+      data: redact(patch, this.def.secret_fields),
+      terminal: target.terminal
+        ? { status: target.success ? 'COMPLETED' : 'FAILED', state_data: redact(this.data, this.def.secret_fields) }
+        : undefined,
+    });
+    this.state = to;
+    upsertSearchAttributes([{ key: SA_STATE, value: to }]);
+  }
+
+  private validateInput(): ClassifiedFailure | undefined {
+    if (typeof this.org !== 'string' || !this.org.startsWith(ORGANIZATION_PREFIX)) {
+      const problem = new StepFailure('organization_uuid must be an org_ id', 'invalid_input', 'validation');
+      return classifyFailure(problem, this.state, 'validate');
+    }
+    const parsed = this.def.input.safeParse(this.input.initial_data);
+    if (parsed.success) {
+      this.data = parsed.data as RunData;
+      return undefined;
+    }
+    const reason = parsed.error.issues
+      .map((i) => `${['initial_data', ...i.path.map(String)].join('.')}: ${i.message}`)
+      .join('; ');
+    return classifyFailure(new StepFailure(reason, 'invalid_input', 'validation'), this.state, 'validate');
+  }
+
+  private autoAdvance(state: string): Next {
+    const action = this.def.states[state].auto_advance;
+    return action ? { action, delay_seconds: 0 } : undefined;
+  }
+
+  private async continueAsNewIfLong(next: NonNullable<Next>): Promise<void> {
+    const info = workflowInfo();
+    if (!info.continueAsNewSuggested && info.historyLength < CONTINUE_AS_NEW_AFTER_EVENTS) return;
+    const resume: ResumePoint = {
+      reason: 'continue',
+      state: this.state,
+      data: this.data,
+      seq: this.seq,
+      attempt: this.attempt,
+      next,
+    };
+    const continueAsNew = makeContinueAsNewFunc<(input: EngineWorkflowInput) => Promise<RunData>>({
+      workflowType: this.def.workflow_type,
+    });
+    await continueAsNew({ organization_uuid: this.org, initial_data: {}, resume });
+  }
+
+  /** Runs started with the Temporal client directly may lack these; the API sets them at start. */
+  private tagExecution(): void {
+    const info = workflowInfo();
+    const attrs = info.typedSearchAttributes;
+    const wanted = [
+      { key: SA_ORGANIZATION, value: this.org },
+      { key: SA_WORKFLOW_TYPE, value: this.def.workflow_type },
+      { key: SA_STATE, value: this.state },
+    ];
+    const missing = wanted.filter(({ key, value }) => attrs.get(key) !== value);
+    if (missing.length) upsertSearchAttributes(missing);
+    if (info.memo?.[MEMO_WORKFLOW_TYPE] !== this.def.workflow_type) upsertMemo({ [MEMO_WORKFLOW_TYPE]: this.def.workflow_type });
+  }
+
+  private identity() {
+    return {
+      workflow_id: this.workflowId,
+      organization_uuid: this.org,
+      workflow_type: this.def.workflow_type,
+      version: this.def.version,
+      attempt: this.attempt,
+    };
+  }
+
+  private context(action: string): StepContext {
+    return {
+      workflow_id: this.workflowId,
+      organization_uuid: this.org,
+      workflow_type: this.def.workflow_type,
+      state: this.state,
+      action,
+      attempt: this.attempt,
+      now: () => new Date(),
+    };
+  }
+}
+
+function nowIso(): string {
+  return new Date().toISOString();
+}

@@ -1,0 +1,92 @@
+import { ActivityFailure, ApplicationFailure, TemporalFailure, TimeoutFailure } from '@temporalio/common';
+import type { RunData } from './definition';
+
+/**
+ * Thrown by an action handler that has decided the run must fail. `patch` keeps
+ * what was learned before failing (a provider's status code and body, say).
+ */
+export class StepFailure extends Error {
+  constructor(
+    message: string,
+    readonly failureType: string,
+    readonly layer: string,
+    readonly patch: RunData = {},
+  ) {
+    super(message);
+    this.name = 'StepFailure';
+  }
+}
+
+export interface FailureFields {
+  failure_reason: string;
+  failure_type: string;
+  failed_step: string;
+  failed_layer: string;
+  failed_at_state: string;
+  error: string;
+  error_type: string;
+}
+
+export interface ClassifiedFailure {
+  fields: FailureFields;
+  patch: RunData;
+}
+
+/**
+ * Turns whatever a handler threw into the failure fields. Activities report
+ * provider outcomes as ApplicationFailures whose first detail is a patch of
+ * run data (status_code, response), so the failed run still shows them.
+ */
+export function classifyFailure(err: unknown, state: string, action: string): ClassifiedFailure {
+  const base = { failed_step: action, failed_at_state: state };
+  if (err instanceof StepFailure) {
+    return {
+      fields: {
+        ...base,
+        failure_reason: err.message,
+        failure_type: err.failureType,
+        failed_layer: err.layer,
+        error: err.message,
+        error_type: err.failureType,
+      },
+      patch: err.patch,
+    };
+  }
+  if (err instanceof ActivityFailure) {
+    const cause = err.cause;
+    if (cause instanceof ApplicationFailure) {
+      const detail = cause.details?.[0];
+      const patch = detail && typeof detail === 'object' ? (detail as RunData) : {};
+      const type = cause.type ?? 'activity_error';
+      return {
+        fields: {
+          ...base,
+          failure_reason: cause.message,
+          failure_type: type,
+          failed_layer: 'activity',
+          error: cause.message,
+          error_type: type,
+        },
+        patch,
+      };
+    }
+    if (cause instanceof TimeoutFailure) {
+      const reason = `activity ${err.activityType} timed out (${cause.timeoutType})`;
+      return {
+        fields: { ...base, failure_reason: reason, failure_type: 'timeout', failed_layer: 'activity', error: reason, error_type: 'TimeoutFailure' },
+        patch: {},
+      };
+    }
+    const reason = cause?.message ?? err.message;
+    return {
+      fields: { ...base, failure_reason: reason, failure_type: 'activity_error', failed_layer: 'activity', error: reason, error_type: cause?.name ?? 'ActivityFailure' },
+      patch: {},
+    };
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  const name = err instanceof TemporalFailure || err instanceof Error ? err.name : 'Error';
+  return {
+    fields: { ...base, failure_reason: message, failure_type: 'internal_error', failed_layer: 'engine', error: message, error_type: name },
+    patch: {},
+  };
+}
