@@ -1,0 +1,103 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A loopback stand-in for the e-signature REST API (v2.1). It checks method,
+ * path and bearer token and answers with the provider's documented JSON shapes:
+ * `{errorCode, message}` errors, an empty 2xx for the delete, the resource list
+ * for GET /v2.1. The authorization id picks a behaviour:
+ *   ok-*       204, empty body              missing-*  404 RESOURCE_NOT_FOUND
+ *   flaky-*    500 once, then 204           down-*     503 every time
+ *   hang-*     never answers                slow-*     204 after 3 s
+ *   once401-*  401 once, then 204
+ * GET /__calls lists every call received (tests assert counts on it).
+ */
+export const ESIGN_VALID_TOKEN = 'esign-double-valid-token-5f1c';
+
+const RESOURCES = {
+  resources: [
+    { name: 'accounts', value: '/v2.1/accounts' },
+    { name: 'billing_plans', value: '/v2.1/billing_plans' },
+    { name: 'current_user', value: '/v2.1/current_user' },
+    { name: 'login_information', value: '/v2.1/login_information' },
+  ],
+};
+
+interface Call {
+  method: string;
+  path: string;
+  authorization: string | null;
+  at: number;
+}
+
+const DELETE_PATH = /^\/api\/v2\.1\/accounts\/([^/]+)\/users\/([^/]+)\/authorization\/([^/]+)$/;
+
+export async function startEsignDouble(): Promise<{ url: string; close(): Promise<void> }> {
+  const calls: Call[] = [];
+  const seen = new Map<string, number>();
+  const hanging = new Set<http.ServerResponse>();
+
+  const send = (res: http.ServerResponse, status: number, body?: unknown) => {
+    if (body === undefined) {
+      res.writeHead(status).end();
+      return;
+    }
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+  };
+  const authFailed = { errorCode: 'USER_AUTHENTICATION_FAILED', message: 'One or both of Username and Password are invalid. Invalid access token' };
+
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://double');
+    if (url.pathname === '/__calls') {
+      send(res, 200, calls);
+      return;
+    }
+    const authorization = req.headers.authorization ?? null;
+    calls.push({ method: req.method ?? '', path: url.pathname, authorization, at: Date.now() });
+    const tokenOk = authorization === `Bearer ${ESIGN_VALID_TOKEN}`;
+
+    if (req.method === 'GET' && url.pathname === '/api/v2.1') {
+      if (authorization && !tokenOk) return send(res, 401, authFailed);
+      return send(res, 200, RESOURCES);
+    }
+    const del = DELETE_PATH.exec(url.pathname);
+    if (req.method === 'DELETE' && del) {
+      if (!tokenOk) return send(res, 401, authFailed);
+      const authorizationId = decodeURIComponent(del[3]);
+      const count = (seen.get(url.pathname) ?? 0) + 1;
+      seen.set(url.pathname, count);
+      const [behaviour] = authorizationId.split('-');
+      switch (behaviour) {
+        case 'ok':
+          return send(res, 204);
+        case 'missing':
+          return send(res, 404, { errorCode: 'RESOURCE_NOT_FOUND', message: 'The URL provided does not resolve to a resource.' });
+        case 'flaky':
+          return count === 1 ? send(res, 500, { errorCode: 'INTERNAL_SERVER_ERROR', message: 'An unexpected error occurred.' }) : send(res, 204);
+        case 'down':
+          return send(res, 503, { errorCode: 'SERVICE_UNAVAILABLE', message: 'The service is temporarily unavailable.' });
+        case 'hang':
+          hanging.add(res);
+          return;
+        case 'slow':
+          setTimeout(() => send(res, 204), 3_000);
+          return;
+        case 'once401':
+          return count === 1 ? send(res, 401, authFailed) : send(res, 204);
+        default:
+          return send(res, 404, { errorCode: 'RESOURCE_NOT_FOUND', message: 'The URL provided does not resolve to a resource.' });
+      }
+    }
+    send(res, 404, { errorCode: 'RESOURCE_NOT_FOUND', message: 'The URL provided does not resolve to a resource.' });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/api`,
+    async close() {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}

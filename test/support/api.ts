@@ -1,0 +1,164 @@
+import { waitFor } from './ports';
+
+/** What global-setup started, read from the environment it exported. */
+export const stackEnv = {
+  get apiUrl() {
+    return process.env.TEST_API_URL!;
+  },
+  get temporalAddress() {
+    return process.env.TEST_TEMPORAL_ADDRESS!;
+  },
+  get esignUrl() {
+    return process.env.TEST_ESIGN_URL!;
+  },
+  get logFile() {
+    return process.env.TEST_LOG_FILE!;
+  },
+  get orgA() {
+    return process.env.TEST_ORG_A!;
+  },
+  get tokenA() {
+    return process.env.TEST_TOKEN_A!;
+  },
+  get orgB() {
+    return process.env.TEST_ORG_B!;
+  },
+  get tokenB() {
+    return process.env.TEST_TOKEN_B!;
+  },
+  get split() {
+    return process.env.TEST_STACK_SPLIT === '1';
+  },
+};
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export async function api<T = any>(
+  path: string,
+  options: { token?: string | null; method?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  const token = options.token === undefined ? stackEnv.tokenA : options.token;
+  if (token) headers.authorization = `Bearer ${token}`;
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) body = JSON.stringify(options.body);
+  if (body !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
+  const res = await fetch(stackEnv.apiUrl + path, { method: options.method ?? (body ? 'POST' : 'GET'), headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: res.status, body: parsed as T, headers: res.headers };
+}
+
+export async function startRun(workflowType: string, initialData: Record<string, unknown>, token = stackEnv.tokenA) {
+  const res = await api('/api/workflows/start', { token, body: { workflow_type: workflowType, initial_data: initialData } });
+  if (res.status !== 201) throw new Error(`start answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body.workflow_id as string;
+}
+
+export async function waitForTerminal(workflowId: string, token = stackEnv.tokenA, timeoutMs = 45_000) {
+  return waitFor(
+    `run ${workflowId} to end`,
+    async () => {
+      const res = await api(`/api/workflows/${workflowId}`, { token });
+      return res.body?.is_terminal ? res.body : undefined;
+    },
+    timeoutMs,
+    150,
+  );
+}
+
+export async function waitForState(workflowId: string, state: string, token = stackEnv.tokenA) {
+  return waitFor(`run ${workflowId} to reach ${state}`, async () => {
+    const res = await api(`/api/workflows/${workflowId}`, { token });
+    return res.body?.state_name === state ? res.body : undefined;
+  });
+}
+
+export interface SseEvent {
+  event: string;
+  id?: string;
+  data: any;
+}
+
+/**
+ * Reads an SSE stream until the server closes it or `stopAfter` events have
+ * arrived. Counts keep-alive comments separately.
+ */
+export async function readStream(
+  workflowId: string,
+  options: { token?: string; lastEventId?: string; stopAfter?: number; timeoutMs?: number } = {},
+): Promise<{ status: number; events: SseEvent[]; comments: number; contentType: string | null }> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), options.timeoutMs ?? 45_000);
+  const headers: Record<string, string> = { authorization: `Bearer ${options.token ?? stackEnv.tokenA}`, accept: 'text/event-stream' };
+  if (options.lastEventId) headers['last-event-id'] = options.lastEventId;
+  const events: SseEvent[] = [];
+  let comments = 0;
+  const res = await fetch(`${stackEnv.apiUrl}/api/workflows/${workflowId}/stream`, { headers, signal: controller.signal });
+  const contentType = res.headers.get('content-type');
+  if (!res.ok || !res.body) {
+    clearTimeout(timer);
+    return { status: res.status, events, comments, contentType };
+  }
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let current: Partial<SseEvent> & { dataLines?: string[] } = {};
+  try {
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let newline: number;
+      while ((newline = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, newline).replace(/\r$/, '');
+        buffer = buffer.slice(newline + 1);
+        if (line === '') {
+          if (current.dataLines) {
+            events.push({ event: current.event ?? 'message', id: current.id, data: JSON.parse(current.dataLines.join('\n')) });
+            if (options.stopAfter && events.length >= options.stopAfter) {
+              controller.abort();
+              return { status: res.status, events, comments, contentType };
+            }
+          }
+          current = {};
+        } else if (line.startsWith(':')) comments += 1;
+        else {
+          const colon = line.indexOf(':');
+          const field = colon < 0 ? line : line.slice(0, colon);
+          const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+          if (field === 'event') current.event = value;
+          else if (field === 'id') current.id = value;
+          else if (field === 'data') (current.dataLines ??= []).push(value);
+        }
+      }
+    }
+  } catch (err) {
+    if ((err as Error).name !== 'AbortError') throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+  return { status: res.status, events, comments, contentType };
+}
+
+export async function control(action: 'kill' | 'start', role?: 'api' | 'worker' | 'all') {
+  const url = new URL(`${process.env.TEST_CONTROL_URL}/${action}`);
+  if (role) url.searchParams.set('role', role);
+  const res = await fetch(url, { method: 'POST' });
+  if (!res.ok) throw new Error(`control ${action} failed: ${await res.text()}`);
+}
+
+export async function esignCalls(pathFragment: string): Promise<Array<{ method: string; path: string; authorization: string | null }>> {
+  const base = new URL(stackEnv.esignUrl);
+  const res = await fetch(`${base.origin}/__calls`);
+  const calls = (await res.json()) as Array<{ method: string; path: string; authorization: string | null }>;
+  return calls.filter((c) => c.path.includes(pathFragment));
+}
+
+export const uniqueId = (prefix: string) => `${prefix}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;

@@ -1,0 +1,49 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { projectRoot } from '../../db/client';
+import { SEARCH_ATTRIBUTES } from '../../workflows/constants';
+import { freePort, waitFor } from './ports';
+
+export const temporalBinary = () => path.join(projectRoot(), '.venv', 'bin', 'temporal');
+
+export interface TemporalDevServer {
+  address: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** A real Temporal dev server on free ports, in memory, with the engine's search attributes registered. */
+export async function startTemporalDevServer(logFile: string): Promise<TemporalDevServer> {
+  const binary = temporalBinary();
+  if (!fs.existsSync(binary)) throw new Error(`${binary} missing: run scripts/bootstrap.sh`);
+  const port = await freePort();
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--headless', '--log-level', 'warn'];
+  args.push('--http-port', String(await freePort()), '--metrics-port', String(await freePort()));
+  for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
+  const log = fs.openSync(logFile, 'a');
+  const child = spawn(binary, args, { stdio: ['ignore', log, log] });
+  const address = `127.0.0.1:${port}`;
+  await waitFor('Temporal dev server', async () => {
+    if (child.exitCode !== null) throw new Error(`temporal exited with ${child.exitCode}; see ${logFile}`);
+    const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+    try {
+      await connection.healthService.check({});
+      return true;
+    } finally {
+      await connection.close();
+    }
+  });
+  return {
+    address,
+    process: child,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    },
+  };
+}
