@@ -5,6 +5,8 @@ const tsJest = { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] };
 const common = { testEnvironment: 'node', transform: tsJest, moduleFileExtensions: ['ts', 'js', 'json'] };
 
 module.exports = {
+  // A global option: per-project testTimeout is ignored by jest.
+  testTimeout: 60_000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     {
@@ -13,8 +15,7 @@ module.exports = {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      testTimeout: 60_000,
     },
-    { ...common, displayName: 'temporal', testMatch: ['<rootDir>/test/temporal/**/*.test.ts'], testTimeout: 60_000 },
+    { ...common, displayName: 'temporal', testMatch: ['<rootDir>/test/temporal/**/*.test.ts'] },
   ],
 };

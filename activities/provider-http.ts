@@ -63,7 +63,9 @@ export async function callProvider(
       redirect: 'error',
     });
   } catch (err) {
-    const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
+    // By name, not instanceof: fetch's errors may come from another realm.
+    const name = (err as { name?: unknown })?.name;
+    const timedOut = name === 'TimeoutError' || name === 'AbortError';
     const message = timedOut
       ? `${request.provider} did not answer within ${config.timeoutMs} ms`
       : `${request.provider} unreachable: ${(err as Error).message}`;

@@ -1,8 +1,20 @@
 import type { z } from 'zod';
 import { type FieldProblem, validationFailed } from './api-error';
 
-/** Maps zod issues to `{field, rule, message}`, naming every failing field. */
-export function zodProblems(error: z.ZodError, prefix?: string): FieldProblem[] {
+function valueAt(input: unknown, path: PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+/**
+ * Maps zod issues to `{field, rule, message}`, naming every failing field. A
+ * field is "required" when the input lacks it, whatever message its schema chose.
+ */
+export function zodProblems(error: z.ZodError, input: unknown, prefix?: string): FieldProblem[] {
   const problems: FieldProblem[] = [];
   for (const issue of error.issues) {
     const base = [...(prefix ? [prefix] : []), ...issue.path.map(String)];
@@ -12,7 +24,7 @@ export function zodProblems(error: z.ZodError, prefix?: string): FieldProblem[] 
       }
       continue;
     }
-    const missing = issue.code === 'invalid_type' && /received undefined/.test(issue.message);
+    const missing = issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined;
     problems.push({
       field: base.join('.') || '(body)',
       rule: missing ? 'required' : ruleName(issue),
@@ -31,6 +43,6 @@ function ruleName(issue: z.core.$ZodIssue): string {
 
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, prefix?: string): z.output<S> {
   const result = schema.safeParse(value);
-  if (!result.success) throw validationFailed(zodProblems(result.error, prefix));
+  if (!result.success) throw validationFailed(zodProblems(result.error, value, prefix));
   return result.data;
 }

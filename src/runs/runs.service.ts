@@ -92,7 +92,7 @@ export class RunsService {
       throw new ApiError(403, 'organization_mismatch', 'initial_data.organization_uuid must be the organization of the token');
     }
     const parsed = def.input.safeParse(data);
-    const problems: FieldProblem[] = parsed.success ? [] : zodProblems(parsed.error, 'initial_data');
+    const problems: FieldProblem[] = parsed.success ? [] : zodProblems(parsed.error, data, 'initial_data');
     for (const field of def.outbound_url_fields) {
       const value = data[field];
       if (typeof value !== 'string' || problems.some((p) => p.field === `initial_data.${field}`)) continue;
@@ -236,7 +236,7 @@ export class RunsService {
     return startResult((await this.findRun(workflowId, row.organizationUuid))!);
   }
 
-  private async failedRunDetails(workflowId: string): Promise<FailedRunDetails> {
+  private async failedRunDetails(workflowId: string): Promise<Required<FailedRunDetails>> {
     const handle = this.temporal.workflow.getHandle(workflowId);
     const description = await handle.describe();
     if (description.status.name !== 'FAILED') {
@@ -247,9 +247,9 @@ export class RunsService {
     } catch (err) {
       const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
       const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as FailedRunDetails | undefined) : undefined;
-      if (details?.checkpoint) return details;
+      if (details?.checkpoint) return { checkpoint: details.checkpoint, output: details.output };
     }
-    throw new ApiError(409, 'not_retryable', 'this run ended without a checkpoint to resume from');
+    throw new ApiError(409, 'not_retryable', 'this run cannot be re-driven (its input was invalid or it was cancelled): start a new run');
   }
 }
 

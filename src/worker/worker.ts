@@ -22,8 +22,9 @@ function installRuntime(logger: Logger) {
   };
   Runtime.install({
     logger: new DefaultLogger('INFO', (entry) => {
-      const { sdkComponent, ...meta } = (entry.meta ?? {}) as Record<string, unknown>;
-      logger[levels[entry.level]]({ component: sdkComponent, ...meta }, entry.message);
+      const { sdkComponent, error, ...meta } = (entry.meta ?? {}) as Record<string, unknown>;
+      // pino serializes errors under `err`; under any other key an Error prints as {}.
+      logger[levels[entry.level]]({ component: sdkComponent, ...meta, ...(error ? { err: error } : {}) }, entry.message);
     }),
     shutdownSignals: [],
   });

@@ -7,9 +7,13 @@ import { z } from 'zod';
  */
 export const esignApiRoot = z
   .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' })
-  .refine((value) => /\/api\/?$/.test(new URL(value).pathname), {
-    error: 'must be an API root of the form https://<host>/api',
-  })
+  .refine(
+    (value) => {
+      const url = new URL(value);
+      return /\/api\/?$/.test(url.pathname) && !url.search && !url.hash && !url.username && !url.password;
+    },
+    { error: 'must be an API root of the form https://<host>/api (no query, fragment or credentials)' },
+  )
   .describe('API root of the e-signature service, form https://<host>/api');
 
 export const esignApiToken = z

@@ -21,9 +21,12 @@ export interface ResumePoint {
   next?: { action: string; delay_seconds: number };
 }
 
-/** Carried in the ApplicationFailure that ends a failed run; the API's retry reads it. */
+/**
+ * Carried in the ApplicationFailure that ends a failed run; the API's retry
+ * reads it. No checkpoint means there is nothing to re-drive (invalid input).
+ */
 export interface FailedRunDetails {
-  checkpoint: Omit<ResumePoint, 'reason' | 'next'>;
+  checkpoint?: Omit<ResumePoint, 'reason'>;
   output: RunData;
 }
 

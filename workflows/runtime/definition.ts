@@ -10,6 +10,8 @@ export interface StateSpec {
   success?: boolean;
   /** Action the runtime takes as soon as the run enters this state. */
   auto_advance?: string;
+  /** For a state without auto-advance: the action a retry re-drives it with (else the action that failed). */
+  retry_action?: string;
 }
 
 export interface TransitionSpec {
@@ -113,6 +115,8 @@ function assertWellFormed(def: WorkflowDefinition): void {
     if (s.auto_advance && !findTransition(def, name, s.auto_advance))
       problems.push(`state ${name}: auto-advance ${s.auto_advance} has no transition`);
     if (s.terminal && s.auto_advance) problems.push(`state ${name}: a terminal state cannot auto-advance`);
+    if (s.retry_action && !findTransition(def, name, s.retry_action))
+      problems.push(`state ${name}: retry action ${s.retry_action} has no transition`);
   }
   const fail = def.transitions.find((t) => t.action === 'fail');
   if (!fail || fail.from !== ANY_STATE || !def.states[fail.to]?.terminal || def.states[fail.to]?.success)

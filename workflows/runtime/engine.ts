@@ -64,14 +64,14 @@ class Machine {
     }
     if (!resume) {
       const invalid = this.validateInput();
-      if (invalid) return this.fail(invalid, 'validate');
+      if (invalid) return this.fail(invalid, 'validate', false);
     }
     let next: Next = resume?.next ?? this.autoAdvance(this.state);
     try {
       while (!this.def.states[this.state].terminal) {
         if (!next) {
           const problem = new StepFailure(`state ${this.state} has nothing scheduled`, 'definition_error', 'engine');
-          return this.fail(classifyFailure(problem, this.state, 'schedule'), 'schedule');
+          return this.fail(classifyFailure(problem, this.state, 'schedule'), 'schedule', false);
         }
         if (next.delay_seconds > 0) {
           await this.continueAsNewIfLong(next);
@@ -84,7 +84,7 @@ class Machine {
       if (isCancellation(err)) {
         const cancelled = new StepFailure('run cancelled', 'cancelled', 'engine');
         await CancellationScope.nonCancellable(() =>
-          this.fail(classifyFailure(cancelled, this.state, 'cancel'), 'cancel').catch(() => undefined),
+          this.fail(classifyFailure(cancelled, this.state, 'cancel'), 'cancel', false).catch(() => undefined),
         );
       }
       throw err;
@@ -96,7 +96,7 @@ class Machine {
     const transition = findTransition(this.def, this.state, action);
     if (!transition) {
       const problem = new StepFailure(`no transition ${action} from ${this.state}`, 'definition_error', 'engine');
-      return this.fail(classifyFailure(problem, this.state, action), action);
+      return this.fail(classifyFailure(problem, this.state, action), action, false);
     }
     const handler = this.def.actions[action];
     let result;
@@ -111,30 +111,37 @@ class Machine {
     this.data = { ...this.data, ...patch };
     await this.record(action, transition.to, patch);
     const target = this.def.states[transition.to];
-    if (target.terminal && !target.success) this.throwFailed(before, this.data);
+    if (target.terminal && !target.success) this.throwFailed({ ...before, next: this.redrive(before.state, action) });
     return this.autoAdvance(this.state) ?? result.schedule;
   }
 
-  private async fail(failure: ClassifiedFailure, action: string): Promise<never> {
-    const before = { state: this.state, data: this.data };
+  /** How a retry re-drives a state: its auto-advance, its declared retry action, or the action that failed. */
+  private redrive(state: string, failedAction: string): NonNullable<Next> {
+    const spec = this.def.states[state];
+    return { action: spec.auto_advance ?? spec.retry_action ?? failedAction, delay_seconds: 0 };
+  }
+
+  private async fail(failure: ClassifiedFailure, action: string, resumable = true): Promise<never> {
+    const before = { state: this.state, data: this.data, next: this.redrive(this.state, action) };
     const stamp =
       this.def.failure_stamp === 'failed_at' ? { failed_at: nowIso() } : { failed_action: action };
     const patch = { ...failure.patch, ...failure.fields, ...stamp };
     this.data = { ...this.data, ...patch };
     const failTo = findTransition(this.def, this.state, 'fail')!.to;
     await this.record('fail', failTo, patch);
-    this.throwFailed(before, this.data);
+    this.throwFailed(resumable ? before : undefined);
   }
 
-  private throwFailed(before: { state: string; data: RunData }, final: RunData): never {
-    const output = redact(final, this.def.secret_fields);
+  /** Ends the Temporal execution as Failed, carrying where a retry would pick the run up. */
+  private throwFailed(resumeFrom: { state: string; data: RunData; next: NonNullable<Next> } | undefined): never {
+    const output = redact(this.data, this.def.secret_fields);
     const details: FailedRunDetails = {
-      checkpoint: { state: before.state, data: before.data, seq: this.seq, attempt: this.attempt },
+      checkpoint: resumeFrom && { ...resumeFrom, seq: this.seq, attempt: this.attempt },
       output,
     };
     throw ApplicationFailure.create({
-      message: String(final.failure_reason ?? `run ended in ${this.state}`),
-      type: String(final.failure_type ?? 'failed'),
+      message: String(this.data.failure_reason ?? `run ended in ${this.state}`),
+      type: String(this.data.failure_type ?? 'failed'),
       nonRetryable: true,
       details: [details],
     });

@@ -1,0 +1,214 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { createEsignActivities, type EsignConfig, type EsignRequest } from '../../activities/esign';
+import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
+
+/**
+ * The e-signature activity called directly (no Temporal) against the loopback
+ * double: token fallback, the failure kinds Temporal's retry policy relies on
+ * (nonRetryable or not, type, details), and the outbound https policy.
+ */
+
+type Call = { method: string; path: string; authorization: string | null };
+
+let double: Awaited<ReturnType<typeof startEsignDouble>>;
+
+beforeAll(async () => {
+  double = await startEsignDouble();
+});
+
+afterAll(async () => {
+  await double.close();
+});
+
+const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+
+async function calls(): Promise<Call[]> {
+  const res = await fetch(`${new URL(double.url).origin}/__calls`);
+  return (await res.json()) as Call[];
+}
+
+async function callsTo(path: string): Promise<Call[]> {
+  return (await calls()).filter((c) => c.path === path).map(({ method, path: p, authorization }) => ({ method, path: p, authorization }));
+}
+
+function config(overrides: Partial<EsignConfig> = {}): EsignConfig {
+  return { allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, ...overrides };
+}
+
+/** A delete request for a fresh authorization id; `path` is what the double sees. */
+function deleteRequest(behaviour: string, apiToken?: string, baseUrl = double.url) {
+  const accountid = String(100000 + Math.floor(Math.random() * 899999));
+  const userid = unique('user');
+  const authorizationid = unique(behaviour);
+  const relative = `/v2.1/accounts/${accountid}/users/${userid}/authorization/${authorizationid}`;
+  const req: EsignRequest = { base_url: baseUrl, method: 'DELETE', path: relative, token_required: true };
+  if (apiToken !== undefined) req.api_token = apiToken;
+  return { req, path: `/api${relative}` };
+}
+
+/** Runs the promise and returns what it rejected with; fails the test if it resolved. */
+async function rejection(promise: Promise<unknown>): Promise<ApplicationFailure> {
+  let outcome: unknown;
+  try {
+    outcome = await promise;
+  } catch (err) {
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    return err as ApplicationFailure;
+  }
+  throw new Error(`expected a rejection, got ${JSON.stringify(outcome)}`);
+}
+
+describe('esignRequest: the api_token and ESIGN_API_TOKEN', () => {
+  it('uses defaultApiToken (ESIGN_API_TOKEN) when the request brings no api_token', async () => {
+    const { req, path } = deleteRequest('ok');
+    const result = await createEsignActivities(config({ defaultApiToken: ESIGN_VALID_TOKEN })).esignRequest(req);
+    expect(result).toEqual({ status_code: 204, response: null });
+    expect(await callsTo(path)).toEqual([{ method: 'DELETE', path, authorization: `Bearer ${ESIGN_VALID_TOKEN}` }]);
+  });
+
+  it('an explicit api_token wins over defaultApiToken', async () => {
+    const { req, path } = deleteRequest('ok', ESIGN_VALID_TOKEN);
+    const result = await createEsignActivities(config({ defaultApiToken: 'fallback-token-never-sent' })).esignRequest(req);
+    expect(result).toEqual({ status_code: 204, response: null });
+    expect(await callsTo(path)).toEqual([{ method: 'DELETE', path, authorization: `Bearer ${ESIGN_VALID_TOKEN}` }]);
+
+    // And the other way round: a wrong explicit token is sent (and refused) even with a valid fallback.
+    const wrong = deleteRequest('ok', 'explicit-wrong-token');
+    const err = await rejection(createEsignActivities(config({ defaultApiToken: ESIGN_VALID_TOKEN })).esignRequest(wrong.req));
+    expect(err.type).toBe('unauthorized');
+    expect(await callsTo(wrong.path)).toEqual([{ method: 'DELETE', path: wrong.path, authorization: 'Bearer explicit-wrong-token' }]);
+  });
+
+  it('no api_token and no ESIGN_API_TOKEN: a non-retryable missing_api_token failure before any call', async () => {
+    const { req, path } = deleteRequest('ok');
+    const before = (await calls()).length;
+    const err = await rejection(createEsignActivities(config()).esignRequest(req));
+    expect(err.nonRetryable).toBe(true);
+    expect(err.type).toBe('missing_api_token');
+    expect(err.message).toBe('no e-signature API token: pass api_token or set ESIGN_API_TOKEN on the worker');
+    expect(await callsTo(path)).toEqual([]);
+    expect((await calls()).length).toBe(before);
+  });
+
+  it('the resource listing needs no token and then sends no Authorization header', async () => {
+    const before = (await calls()).length;
+    const result = await createEsignActivities(config()).esignRequest({
+      base_url: double.url,
+      method: 'GET',
+      path: '/v2.1',
+      token_required: false,
+    });
+    expect(result.status_code).toBe(200);
+    expect(result.response).toEqual({
+      resources: [
+        { name: 'accounts', value: '/v2.1/accounts' },
+        { name: 'billing_plans', value: '/v2.1/billing_plans' },
+        { name: 'current_user', value: '/v2.1/current_user' },
+        { name: 'login_information', value: '/v2.1/login_information' },
+      ],
+    });
+    const added = (await calls()).slice(before);
+    expect(added.map(({ method, path, authorization }) => ({ method, path, authorization }))).toEqual([
+      { method: 'GET', path: '/api/v2.1', authorization: null },
+    ]);
+  });
+});
+
+describe('esignRequest: failure kinds', () => {
+  it('401 is non-retryable, typed unauthorized, and keeps status_code and response in details[0]', async () => {
+    const { req } = deleteRequest('ok', 'a-wrong-token');
+    const err = await rejection(createEsignActivities(config()).esignRequest(req));
+    expect(err.nonRetryable).toBe(true);
+    expect(err.type).toBe('unauthorized');
+    expect(err.details?.[0]).toEqual({
+      status_code: 401,
+      response: {
+        errorCode: 'USER_AUTHENTICATION_FAILED',
+        message: 'One or both of Username and Password are invalid. Invalid access token',
+      },
+    });
+    expect(err.message).toBe(
+      'e-signature API answered HTTP 401: USER_AUTHENTICATION_FAILED: One or both of Username and Password are invalid. Invalid access token',
+    );
+  });
+
+  it('404 is non-retryable, typed not_found, with details[0] = {status_code, response}', async () => {
+    const { req, path } = deleteRequest('missing', ESIGN_VALID_TOKEN);
+    const err = await rejection(createEsignActivities(config()).esignRequest(req));
+    expect(err.nonRetryable).toBe(true);
+    expect(err.type).toBe('not_found');
+    expect(err.details).toEqual([
+      { status_code: 404, response: { errorCode: 'RESOURCE_NOT_FOUND', message: 'The URL provided does not resolve to a resource.' } },
+    ]);
+    expect(await callsTo(path)).toHaveLength(1);
+  });
+
+  it('5xx is retryable (nonRetryable false) and keeps status_code and response', async () => {
+    const activities = createEsignActivities(config());
+    const down = deleteRequest('down', ESIGN_VALID_TOKEN);
+    const err = await rejection(activities.esignRequest(down.req));
+    expect(err.nonRetryable).toBe(false);
+    expect(err.type).toBe('server_error');
+    expect(err.details?.[0]).toEqual({
+      status_code: 503,
+      response: { errorCode: 'SERVICE_UNAVAILABLE', message: 'The service is temporarily unavailable.' },
+    });
+
+    // 500 once then 204: the first attempt is a retryable failure, the second succeeds.
+    const flaky = deleteRequest('flaky', ESIGN_VALID_TOKEN);
+    const first = await rejection(activities.esignRequest(flaky.req));
+    expect(first.nonRetryable).toBe(false);
+    expect(first.type).toBe('server_error');
+    expect(first.details?.[0]).toEqual({
+      status_code: 500,
+      response: { errorCode: 'INTERNAL_SERVER_ERROR', message: 'An unexpected error occurred.' },
+    });
+    expect(await activities.esignRequest(flaky.req)).toEqual({ status_code: 204, response: null });
+    expect(await callsTo(flaky.path)).toHaveLength(2);
+  });
+
+  it('plain http to a host not in allowHttpHosts is a non-retryable https_required failure, and nothing is called', async () => {
+    const { req, path } = deleteRequest('ok', ESIGN_VALID_TOKEN);
+    const before = (await calls()).length;
+    const err = await rejection(createEsignActivities(config({ allowHttpHosts: ['localhost'] })).esignRequest(req));
+    expect(err.nonRetryable).toBe(true);
+    expect(err.type).toBe('https_required');
+    expect(err.message).toBe('base_url must use https (plain http only for hosts in ALLOW_HTTP_HOSTS)');
+    expect(await callsTo(path)).toEqual([]);
+    expect((await calls()).length).toBe(before);
+
+    // host:port entries are honoured too: the same call is allowed when the exact host:port is listed.
+    const port = new URL(double.url).port;
+    const allowed = deleteRequest('ok', ESIGN_VALID_TOKEN);
+    const ok = await createEsignActivities(config({ allowHttpHosts: [`127.0.0.1:${port}`] })).esignRequest(allowed.req);
+    expect(ok).toEqual({ status_code: 204, response: null });
+  });
+
+  it('a provider that does not answer in time is a retryable failure typed timeout', async () => {
+    const { req, path } = deleteRequest('hang', ESIGN_VALID_TOKEN);
+    // Jest runs this file in its own vm realm, but `fetch` (and the DOMException
+    // it rejects with on AbortSignal.timeout) comes from Node's main realm, so
+    // the product's `err instanceof Error` check is false here although it is
+    // true in the worker process. Re-create the rejection in this realm, keeping
+    // its name and message, so the activity sees what it sees in production.
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = ((...args: Parameters<typeof fetch>) =>
+      realFetch(...args).catch((e: { name: string; message: string }) => {
+        throw Object.assign(new Error(e.message), { name: e.name });
+      })) as typeof fetch;
+    const started = Date.now();
+    let err: ApplicationFailure;
+    try {
+      err = await rejection(createEsignActivities(config({ timeoutMs: 300 })).esignRequest(req));
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+    const elapsed = Date.now() - started;
+    expect(err.nonRetryable).toBe(false);
+    expect(err.type).toBe('timeout');
+    expect(err.message).toBe('e-signature API did not answer within 300 ms');
+    expect(elapsed).toBeGreaterThanOrEqual(250);
+    expect(elapsed).toBeLessThan(3_000);
+    expect(await callsTo(path)).toHaveLength(1);
+  });
+});

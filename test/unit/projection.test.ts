@@ -1,0 +1,88 @@
+import { asc, eq } from 'drizzle-orm';
+import { createProjection, TRANSITIONS_CHANNEL } from '../../activities/projection';
+import { type DatabaseHandle, openDatabase } from '../../db/client';
+import { runs, transitions } from '../../db/schema';
+import type { TransitionEvent } from '../../workflows/runtime/contract';
+import { createOrganization, createToken, resolveToken, revokeToken } from '../../src/auth/org-tokens';
+
+// This suite always runs on PGlite, so the embedded default stays covered when CI uses Postgres.
+describe('projection on PGlite', () => {
+  let database: DatabaseHandle;
+  const identity = { organization_uuid: 'org_test', workflow_type: 'test.type', version: '1.0' };
+
+  beforeAll(async () => {
+    database = await openDatabase({});
+    await database.migrate();
+  });
+  afterAll(() => database.close());
+
+  const transition = (workflow_id: string, seq: number, extra: Partial<TransitionEvent> = {}): TransitionEvent => ({
+    ...identity,
+    workflow_id,
+    seq,
+    from: 'pending',
+    to: 'running',
+    action: `step${seq}`,
+    attempt: 1,
+    at: new Date(Date.UTC(2026, 0, 1, 0, 0, seq)).toISOString(),
+    data: { n: seq },
+    ...extra,
+  });
+
+  it('records each (workflow_id, seq) once, however often it is delivered, and notifies', async () => {
+    const projection = createProjection(database.db);
+    const heard: string[] = [];
+    const unlisten = await database.listen(TRANSITIONS_CHANNEL, (p) => heard.push(p));
+    await projection.projectRunStarted({ ...identity, workflow_id: 'wf_a', state_name: 'pending', attempt: 1, at: new Date().toISOString() });
+    await projection.projectTransition(transition('wf_a', 1));
+    await projection.projectTransition(transition('wf_a', 1, { data: { n: 'duplicate' } }));
+    await projection.projectTransition(transition('wf_a', 2, { from: 'running', to: 'done', terminal: { status: 'COMPLETED', state_data: { ok: true } } }));
+    // A late redelivery of seq 1 must not move the run backwards.
+    await projection.projectTransition(transition('wf_a', 1));
+
+    const rows = await database.db.select().from(transitions).where(eq(transitions.workflowId, 'wf_a')).orderBy(asc(transitions.seq));
+    expect(rows.map((r) => [r.seq, r.data])).toEqual([
+      [1, { n: 1 }],
+      [2, { n: 2 }],
+    ]);
+    const [run] = await database.db.select().from(runs).where(eq(runs.workflowId, 'wf_a'));
+    expect(run).toMatchObject({ stateName: 'done', lastSeq: 2, isTerminal: true, status: 'COMPLETED', stateData: { ok: true } });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(heard).toEqual(['wf_a:1', 'wf_a:2']);
+    await unlisten();
+  });
+
+  it('creates the run from its first transition when no start was projected (direct starts)', async () => {
+    const projection = createProjection(database.db);
+    await projection.projectTransition(transition('wf_b', 1));
+    const [run] = await database.db.select().from(runs).where(eq(runs.workflowId, 'wf_b'));
+    expect(run).toMatchObject({ organizationUuid: 'org_test', stateName: 'running', lastSeq: 1, status: 'RUNNING' });
+  });
+
+  it('re-opens a failed run only for a newer attempt', async () => {
+    const projection = createProjection(database.db);
+    const started = { ...identity, workflow_id: 'wf_c', state_name: 'pending', at: new Date().toISOString() };
+    await projection.projectRunStarted({ ...started, attempt: 1 });
+    await projection.projectTransition(transition('wf_c', 1, { to: 'failed', terminal: { status: 'FAILED', state_data: { failure_reason: 'x' } } }));
+    await projection.projectRunStarted({ ...started, attempt: 1 });
+    let [run] = await database.db.select().from(runs).where(eq(runs.workflowId, 'wf_c'));
+    expect(run).toMatchObject({ status: 'FAILED', attempt: 1, isTerminal: true });
+    await projection.projectRunStarted({ ...started, attempt: 2 });
+    [run] = await database.db.select().from(runs).where(eq(runs.workflowId, 'wf_c'));
+    expect(run).toMatchObject({ status: 'RUNNING', attempt: 2, isTerminal: false, stateData: null, lastSeq: 1 });
+  });
+
+  it('stores tokens as hashes and honours revocation', async () => {
+    const org = await createOrganization(database.db, 'unit');
+    expect(org.token).toMatch(/^wes_[A-Za-z0-9_-]{43}$/);
+    const stored = await database.db.execute(`select token_hash from api_tokens where token_id = '${org.token_id}'`);
+    expect(JSON.stringify(stored)).not.toContain(org.token);
+    expect(await resolveToken(database.db, org.token)).toEqual({ token_id: org.token_id, organization_uuid: org.organization_uuid, username: 'unit-admin' });
+    const second = await createToken(database.db, org.organization_uuid, 'second');
+    expect(await revokeToken(database.db, second.token)).toBe(true);
+    expect(await revokeToken(database.db, second.token)).toBe(false);
+    expect(await resolveToken(database.db, second.token)).toBeUndefined();
+    expect(await resolveToken(database.db, org.token)).toBeDefined();
+    await expect(createToken(database.db, 'org_missing', 'x')).rejects.toThrow(/does not exist/);
+  });
+});

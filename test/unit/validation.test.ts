@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { ApiError } from '../../src/common/api-error';
+import { parseOrThrow, zodProblems } from '../../src/common/validation';
+import { requestHash } from '../../src/runs/run-ids';
+import { findDefinition } from '../../workflows/registry';
+
+describe('validation errors', () => {
+  const del = findDefinition('esign.authorizations.delete-user-authorization')!;
+
+  it('names every failing field with its rule', () => {
+    const input = { base_url: 'https://x.example.com/nope', accountid: 'abc', surprise: 1 };
+    const result = del.input.safeParse(input);
+    expect(result.success).toBe(false);
+    const problems = zodProblems(result.error!, input, 'initial_data');
+    const byField = Object.fromEntries(problems.map((p) => [p.field, p.rule]));
+    expect(byField).toEqual({
+      'initial_data.base_url': 'custom',
+      'initial_data.accountid': 'format:regex',
+      'initial_data.authorizationid': 'required',
+      'initial_data.userid': 'required',
+      'initial_data.surprise': 'unknown_field',
+    });
+  });
+
+  it('calls a missing field required even when its schema words the error itself', () => {
+    const result = del.input.safeParse({});
+    const problems = zodProblems(result.error!, {}, 'initial_data');
+    expect(problems.find((p) => p.field === 'initial_data.base_url')).toEqual({ field: 'initial_data.base_url', rule: 'required', message: 'is required' });
+  });
+
+  it('parseOrThrow raises a 422 ApiError carrying the problems', () => {
+    const schema = z.strictObject({ limit: z.number().int().max(100) });
+    let error: unknown;
+    try {
+      parseOrThrow(schema, { limit: 1000 });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).status).toBe(422);
+    expect((error as ApiError).details).toEqual([{ field: 'limit', rule: 'maximum', message: expect.any(String) }]);
+  });
+});
+
+describe('requestHash', () => {
+  it('ignores key order and undefined values but not content', () => {
+    const a = requestHash({ workflow_type: 't', initial_data: { x: 1, y: [1, { b: 2, a: 1 }] } });
+    const b = requestHash({ initial_data: { y: [1, { a: 1, b: 2 }], x: 1, z: undefined }, workflow_type: 't' });
+    const c = requestHash({ workflow_type: 't', initial_data: { x: 2, y: [1, { a: 1, b: 2 }] } });
+    expect(a).toBe(b);
+    expect(a).not.toBe(c);
+  });
+});
