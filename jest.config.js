@@ -17,5 +17,7 @@ module.exports = {
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
     { ...common, displayName: 'temporal', testMatch: ['<rootDir>/test/temporal/**/*.test.ts'] },
+    // Not in `make test`: writes test/histories (make record-histories).
+    { ...common, displayName: 'record', testMatch: ['<rootDir>/test/record/**/*.test.ts'] },
   ],
 };

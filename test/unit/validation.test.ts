@@ -28,6 +28,12 @@ describe('validation errors', () => {
     expect(problems.find((p) => p.field === 'initial_data.base_url')).toEqual({ field: 'initial_data.base_url', rule: 'required', message: 'is required' });
   });
 
+  it('rejects a base_url that is not a URL without throwing', () => {
+    const result = del.input.safeParse({ base_url: 'nope', accountid: '1', authorizationid: 'a', userid: 'u' });
+    expect(result.success).toBe(false);
+    expect(zodProblems(result.error!, {}, 'initial_data').map((p) => p.field)).toContain('initial_data.base_url');
+  });
+
   it('parseOrThrow raises a 422 ApiError carrying the problems', () => {
     const schema = z.strictObject({ limit: z.number().int().max(100) });
     let error: unknown;

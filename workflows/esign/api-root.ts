@@ -9,6 +9,8 @@ export const esignApiRoot = z
   .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' })
   .refine(
     (value) => {
+      // zod runs refinements even after the url check failed, so this must not throw.
+      if (!URL.canParse(value)) return false;
       const url = new URL(value);
       return /\/api\/?$/.test(url.pathname) && !url.search && !url.hash && !url.username && !url.password;
     },

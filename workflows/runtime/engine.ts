@@ -171,7 +171,14 @@ class Machine {
       const problem = new StepFailure('organization_uuid must be an org_ id', 'invalid_input', 'validation');
       return classifyFailure(problem, this.state, 'validate');
     }
-    const parsed = this.def.input.safeParse(this.input.initial_data);
+    let parsed;
+    try {
+      parsed = this.def.input.safeParse(this.input.initial_data);
+    } catch (err) {
+      // A schema that throws would otherwise fail the workflow task forever: fail the run instead.
+      const problem = new StepFailure(`input validation failed: ${(err as Error).message}`, 'invalid_input', 'validation');
+      return classifyFailure(problem, this.state, 'validate');
+    }
     if (parsed.success) {
       this.data = parsed.data as RunData;
       return undefined;

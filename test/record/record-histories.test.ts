@@ -1,0 +1,99 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { WorkflowFailedError } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { createEsignActivities } from '../../activities/esign';
+import { createProjection } from '../../activities/projection';
+import { type DatabaseHandle, openDatabase, projectRoot } from '../../db/client';
+import { SEARCH_ATTRIBUTES } from '../../workflows/constants';
+import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
+import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
+
+/**
+ * Not part of `make test`: `make record-histories` runs each workflow type
+ * through its paths on a real dev server and writes the histories that the
+ * replay test (test/temporal/replay.test.ts) guards determinism with.
+ */
+const OUT = path.join(projectRoot(), 'test', 'histories');
+const TASK_QUEUE = 'record-histories';
+const TEMPORAL = path.join(projectRoot(), '.venv', 'bin', 'temporal');
+
+describe('record workflow histories', () => {
+  let env: TestWorkflowEnvironment;
+  let database: DatabaseHandle;
+  let double: Awaited<ReturnType<typeof startEsignDouble>>;
+  let worker: Worker;
+  let running: Promise<void>;
+
+  beforeAll(async () => {
+    env = await TestWorkflowEnvironment.createLocal({
+      server: { executable: { type: 'existing-path', path: TEMPORAL } },
+    });
+    await env.connection.operatorService.addSearchAttributes({
+      namespace: 'default',
+      searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((k) => [k.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+    });
+    database = await openDatabase({});
+    await database.migrate();
+    double = await startEsignDouble();
+    worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: TASK_QUEUE,
+      workflowsPath: require.resolve('../../workflows'),
+      activities: {
+        ...createProjection(database.db),
+        ...createEsignActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000 }),
+      },
+    });
+    running = worker.run();
+    fs.mkdirSync(OUT, { recursive: true });
+  });
+
+  afterAll(async () => {
+    worker?.shutdown();
+    await running;
+    await double?.close();
+    await database?.close();
+    await env?.teardown();
+  });
+
+  async function record(name: string, workflowType: string, input: EngineWorkflowInput, workflowId = `wf_record_${name}`) {
+    const handle = await env.client.workflow.start(workflowType, { taskQueue: TASK_QUEUE, workflowId, args: [input] });
+    const outcome = await handle.result().catch((err) => err);
+    // The CLI's JSON is the format historyFromJSON reads (and what engineers export from production).
+    const json = execFileSync(TEMPORAL, ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', env.address], {
+      encoding: 'utf8',
+    });
+    fs.writeFileSync(path.join(OUT, `${name}.json`), JSON.stringify(JSON.parse(json), null, 1) + '\n');
+    return outcome;
+  }
+
+  const org = 'org_recorded';
+  const del = (authorizationid: string, api_token?: string) => ({
+    organization_uuid: org,
+    initial_data: { base_url: double.url, api_token, accountid: '1001', userid: 'user-1', authorizationid },
+  });
+
+  it('records each workflow type on its success, failure and retry paths', async () => {
+    const type = 'esign.authorizations.delete-user-authorization';
+    await record('esign-delete-completed', type, del('ok-1', ESIGN_VALID_TOKEN));
+    await record('esign-delete-flaky-completed', type, del('flaky-1', ESIGN_VALID_TOKEN));
+    await record('esign-delete-missing-token-failed', type, del('ok-2'));
+    const failed = await record('esign-delete-unauthorized-failed', type, del('once401-1', ESIGN_VALID_TOKEN));
+    const checkpoint = ((failed as WorkflowFailedError).cause as { details?: unknown[] }).details?.[0] as FailedRunDetails;
+    await record(
+      'esign-delete-retried-completed',
+      type,
+      { organization_uuid: org, initial_data: {}, resume: { reason: 'retry', ...checkpoint.checkpoint!, attempt: 2 } },
+      'wf_record_esign-delete-unauthorized-failed',
+    );
+    await record('esign-delete-invalid-input-failed', type, { organization_uuid: org, initial_data: { base_url: 'nope' } });
+    const get = 'esign.resources.get-resource-information';
+    await record('esign-get-completed', get, { organization_uuid: org, initial_data: { base_url: double.url } });
+    await record('esign-get-unauthorized-failed', get, { organization_uuid: org, initial_data: { base_url: double.url, api_token: 'wrong' } });
+    expect(fs.readdirSync(OUT).filter((f) => f.endsWith('.json')).length).toBeGreaterThanOrEqual(8);
+  });
+});

@@ -1,0 +1,45 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { Worker } from '@temporalio/worker';
+import { projectRoot } from '../../db/client';
+
+/**
+ * Replays the recorded histories (test/histories, written by `make
+ * record-histories`) against today's workflow code: a change that would break
+ * runs in flight fails here.
+ */
+const DIR = path.join(projectRoot(), 'test', 'histories');
+const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
+
+const load = (file: string) => {
+  const json = JSON.parse(fs.readFileSync(path.join(DIR, file), 'utf8'));
+  return { workflowId: path.basename(file, '.json'), history: historyFromJSON(json) };
+};
+
+describe('replay of recorded histories', () => {
+  it('has a recorded history for every workflow type', async () => {
+    const { definitions } = await import('../../workflows/registry');
+    const recordedTypes = new Set(
+      files.map((f) => load(f).history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name),
+    );
+    for (const d of definitions) expect(recordedTypes).toContain(d.workflow_type);
+  });
+
+  it.each(files)('%s replays deterministically', async (file) => {
+    const { workflowId, history } = load(file);
+    await expect(
+      Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows'), replayName: 'replay-test' }, history, workflowId),
+    ).resolves.toBeUndefined();
+  });
+
+  it('detects a history the code would not produce', async () => {
+    const { workflowId, history } = load('esign-delete-completed.json');
+    const scheduled = history.events!.find((e) => e.activityTaskScheduledEventAttributes)!;
+    scheduled.activityTaskScheduledEventAttributes!.activityType!.name = 'somethingElse';
+    await expect(
+      Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows'), replayName: 'replay-negative' }, history, workflowId),
+    ).rejects.toBeInstanceOf(DeterminismViolationError);
+  });
+});
