@@ -38,7 +38,7 @@ trap 'shutdown; exit 143' TERM HUP
 
 # Own session, so the terminal's Ctrl-C reaches only this script, which then sends one SIGTERM
 # and stops the app before the Temporal server it talks to.
-DEV_BOOTSTRAP=1 setsid node dist/src/main.js all </dev/null &
+DEV_BOOTSTRAP=1 WORKFLOW_BUNDLE_PATH=dist/workflow-bundle.js setsid node dist/src/main.js all </dev/null &
 app=$!
 rc=0
 wait "$app" || rc=$?
