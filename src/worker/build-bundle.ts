@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { workflowInterceptorModules } from './worker';
 
 /**
  * Bundles the workflow code once at build time (dist/workflow-bundle.js), so
@@ -8,7 +9,10 @@ import { bundleWorkflowCode } from '@temporalio/worker';
  */
 async function main() {
   const out = path.resolve(process.argv[2] ?? 'dist/workflow-bundle.js');
-  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: undefined });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../../workflows'),
+    workflowInterceptorModules,
+  });
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, code);
   console.error(`workflow bundle: ${out} (${(code.length / 1024 / 1024).toFixed(1)} MiB)`);

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createEsignActivities } from '../../activities/esign';
+import { organizationLogAttributes } from '../../activities/log-attributes';
 import { createProjection } from '../../activities/projection';
 import type { DatabaseHandle } from '../../db/client';
 import { TASK_QUEUE } from '../../workflows/constants';
@@ -8,6 +9,17 @@ import type { AppConfig } from '../config';
 import type { Logger } from '../logger';
 
 let runtimeInstalled = false;
+
+/**
+ * Only what an engineer needs from an error: a failure's details carry run
+ * data (a retry checkpoint holds the inputs, secrets included), so they are never logged.
+ */
+function describeError(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { message: String(error) };
+  const failureType = (error as { type?: unknown }).type;
+  const cause = error.cause instanceof Error ? { name: error.cause.name, message: error.cause.message } : undefined;
+  return { name: error.name, message: error.message, type: failureType, cause, stack: error.stack };
+}
 
 /** Temporal's own log lines (worker, workflow and activity loggers) go to the same JSON logger. */
 function installRuntime(logger: Logger) {
@@ -23,8 +35,7 @@ function installRuntime(logger: Logger) {
   Runtime.install({
     logger: new DefaultLogger('INFO', (entry) => {
       const { sdkComponent, error, ...meta } = (entry.meta ?? {}) as Record<string, unknown>;
-      // pino serializes errors under `err`; under any other key an Error prints as {}.
-      logger[levels[entry.level]]({ component: sdkComponent, ...meta, ...(error ? { err: error } : {}) }, entry.message);
+      logger[levels[entry.level]]({ component: sdkComponent, ...meta, ...(error ? { err: describeError(error) } : {}) }, entry.message);
     }),
     shutdownSignals: [],
   });
@@ -40,6 +51,8 @@ export function workerActivities(config: AppConfig, database: DatabaseHandle) {
     }),
   };
 }
+
+export const workflowInterceptorModules = [require.resolve('../../workflows/interceptors')];
 
 /** The worker's workflow code: a bundle built ahead of time when there is one, else bundled now. */
 function workflowSource(): { workflowBundle: { codePath: string } } | { workflowsPath: string } {
@@ -57,5 +70,6 @@ export async function createWorker(config: AppConfig, database: DatabaseHandle, 
     taskQueue: TASK_QUEUE,
     ...workflowSource(),
     activities: workerActivities(config, database),
+    interceptors: { workflowModules: workflowInterceptorModules, activity: [organizationLogAttributes] },
   });
 }
