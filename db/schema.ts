@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import {
   boolean,
+  uniqueIndex,
   index,
   integer,
   jsonb,
@@ -86,4 +87,21 @@ export const idempotencyKeys = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.organizationUuid, t.key] })],
+);
+
+export const connections = pgTable(
+  'connections',
+  {
+    connectionUuid: text('connection_uuid').primaryKey(),
+    organizationUuid: text('organization_uuid').notNull(),
+    plugin: text('plugin').notNull(),
+    name: text('name').notNull(),
+    // AES-256-GCM (activities/secret-box.ts), bound to (connection, organization, plugin).
+    secretsCiphertext: text('secrets_ciphertext').notNull(),
+    keyId: text('key_id').notNull(),
+    config: jsonb('config').notNull().default(sql`'{}'::jsonb`),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('connections_org_name_idx').on(t.organizationUuid, t.name)],
 );

@@ -1,15 +1,18 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import type { Client } from '@temporalio/client';
+import type { ConnectionStore } from '../activities/connections';
 import type { DatabaseHandle } from '../db/client';
 import { AuthModule } from './auth/auth.module';
 import { CatalogModule } from './catalog/catalog.module';
-import { CONFIG, DATABASE, LOGGER, TEMPORAL_CLIENT } from './common/di';
+import { CONFIG, CONNECTIONS, DATABASE, LOGGER, TEMPORAL_CLIENT } from './common/di';
+import { ConnectionsModule } from './connections/connections.module';
 import { ErrorFilter } from './common/error.filter';
 import type { AppConfig } from './config';
 import { HealthModule } from './health/health.module';
 import type { Logger } from './logger';
 import { OpenApiModule } from './openapi/openapi.module';
+import { PluginsModule } from './plugins/plugins.module';
 import { RunsModule } from './runs/runs.module';
 
 export interface AppDependencies {
@@ -17,6 +20,7 @@ export interface AppDependencies {
   logger: Logger;
   database: DatabaseHandle;
   temporal: Client;
+  connections: ConnectionStore;
 }
 
 @Global()
@@ -28,6 +32,7 @@ class CoreModule {
       { provide: LOGGER, useValue: deps.logger },
       { provide: DATABASE, useValue: deps.database },
       { provide: TEMPORAL_CLIENT, useValue: deps.temporal },
+      { provide: CONNECTIONS, useValue: deps.connections },
     ];
     return { module: CoreModule, providers, exports: providers.map((p) => p.provide) };
   }
@@ -39,7 +44,16 @@ export class AppModule {
     return {
       module: AppModule,
       // Catalog before runs: /workflows/types must win over /workflows/:id.
-      imports: [CoreModule.forRoot(deps), HealthModule, AuthModule, CatalogModule, RunsModule, OpenApiModule],
+      imports: [
+        CoreModule.forRoot(deps),
+        HealthModule,
+        AuthModule,
+        CatalogModule,
+        RunsModule,
+        PluginsModule,
+        ConnectionsModule,
+        OpenApiModule,
+      ],
       providers: [{ provide: APP_FILTER, useClass: ErrorFilter }],
     };
   }

@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { Client, Connection } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
+import { ConnectionStore } from '../activities/connections';
+import { loadMasterKey, SecretBox } from '../activities/secret-box';
 import { openDatabase } from '../db/client';
 import { startAdminSocket } from './admin/admin-socket';
 import { createApi } from './api';
@@ -22,6 +24,8 @@ async function main() {
   const logger = createLogger(config.logLevel);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: pgliteDir(config) });
   await database.migrate();
+  const masterKey = loadMasterKey(process.env, config.dataDir, config.devBootstrap);
+  const connections = new ConnectionStore(database.db, SecretBox.derive(masterKey, 'connections'));
   logger.info({ mode, database: database.description, temporal: config.temporalAddress }, 'starting');
 
   const stops: Array<() => Promise<unknown>> = [];
@@ -30,7 +34,7 @@ async function main() {
   if (mode !== 'worker') {
     const connection = Connection.lazy({ address: config.temporalAddress });
     const temporal = new Client({ connection, namespace: config.temporalNamespace });
-    const app = await createApi({ config, logger, database, temporal });
+    const app = await createApi({ config, logger, database, temporal, connections });
     await app.listen(config.port, config.host);
     stops.push(() => app.close(), () => connection.close());
     if (database.kind === 'pglite') {
@@ -39,7 +43,7 @@ async function main() {
     logger.info({ url: `http://${config.host}:${config.port}/api` }, 'API listening');
   }
   if (mode !== 'api') {
-    worker = await createWorker(config, database, logger);
+    worker = await createWorker(config, database, connections, logger);
     workerDone = worker.run();
     logger.info({ task_queue: worker.options.taskQueue }, 'worker running');
   }

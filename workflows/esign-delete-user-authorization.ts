@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import { z } from 'zod';
 import type { EsignActivities } from '../activities/esign';
-import { esignActivityOptions, esignApiRoot, esignApiToken, esignCallOutputs } from './esign/api-root';
+import { esignActivityOptions, esignApiRoot, esignApiToken, esignCallOutputs, esignConnection } from './esign/api-root';
 import { ANY_STATE, defineWorkflow, failureFields } from './runtime/definition';
 
 const esign = proxyActivities<EsignActivities>(esignActivityOptions);
@@ -9,6 +9,7 @@ const esign = proxyActivities<EsignActivities>(esignActivityOptions);
 const input = z.strictObject({
   base_url: esignApiRoot,
   api_token: esignApiToken,
+  connection_uuid: esignConnection,
   accountid: z
     .string()
     .regex(/^(\d+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/, {
@@ -22,6 +23,7 @@ const input = z.strictObject({
 const output = z.object({
   base_url: z.string(),
   api_token: z.string().optional().describe('Always "[redacted]" when a token was given'),
+  connection_uuid: z.string().optional(),
   accountid: z.string(),
   authorizationid: z.string(),
   userid: z.string(),
@@ -55,12 +57,14 @@ export const deleteUserAuthorization = defineWorkflow({
   outbound_url_fields: ['base_url'],
   failure_stamp: 'failed_at',
   actions: {
-    async execute(data) {
+    async execute(data, ctx) {
       const d = data as z.output<typeof input>;
       const path = `/v2.1/accounts/${encodeURIComponent(d.accountid)}/users/${encodeURIComponent(d.userid)}/authorization/${encodeURIComponent(d.authorizationid)}`;
       const result = await esign.esignRequest({
         base_url: d.base_url,
         api_token: d.api_token,
+        connection_uuid: d.connection_uuid,
+        organization_uuid: ctx.organization_uuid,
         method: 'DELETE',
         path,
         token_required: true,

@@ -1,4 +1,5 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
+import { CurrentPrincipal, type Principal } from '../auth/principal';
 import { CatalogService } from './catalog.service';
 
 @Controller('workflows/types')
@@ -21,7 +22,7 @@ export class CatalogController {
   }
 
   @Get(':type/prerequisites')
-  prerequisites(@Param('type') type: string) {
-    return this.catalog.getPrerequisites(type);
+  prerequisites(@CurrentPrincipal() principal: Principal, @Param('type') type: string) {
+    return this.catalog.getPrerequisites(type, principal.organization_uuid);
   }
 }

@@ -1,8 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { definitions, findDefinition } from '../../workflows/registry';
 import type { WorkflowDefinition } from '../../workflows/runtime/definition';
+import type { ConnectionStore } from '../../activities/connections';
 import { notFound } from '../common/api-error';
+import { CONNECTIONS } from '../common/di';
+import { findPlugin } from '../plugins/plugins';
 
 /** The REST surface shows state names in upper case (PENDING, COMPLETED, …). */
 export const restStateName = (state: string) => (state === '*' ? '*' : state.toUpperCase());
@@ -15,6 +18,8 @@ export function jsonSchema(schema: z.ZodType, io: 'input' | 'output') {
 @Injectable()
 export class CatalogService {
   private readonly schemas = new Map<string, { input_schema: unknown; output_schema: unknown }>();
+
+  constructor(@Inject(CONNECTIONS) private readonly connections: ConnectionStore) {}
 
   listTypes(prefix?: string) {
     const matching = definitions.filter((d) => !prefix || d.workflow_type.startsWith(prefix));
@@ -71,14 +76,27 @@ export class CatalogService {
     return { ...cached, has_prerequisites: d.prerequisites.length > 0 };
   }
 
-  /** What must exist before a run of this type can succeed. Connections arrive with the plugins issue. */
-  getPrerequisites(workflowType: string) {
+  /** What must exist before a run of this type can succeed, and what the caller's organization already has. */
+  async getPrerequisites(workflowType: string, organizationUuid: string) {
     const d = this.require(workflowType);
-    return {
-      workflow_type: d.workflow_type,
-      satisfied: d.prerequisites.length === 0,
-      required: d.prerequisites.map((p) => ({ plugin: p.plugin, fields: p.fields, connections: [] as string[] })),
-      steps: d.prerequisites.map((p) => p.description),
-    };
+    const required = await Promise.all(
+      d.prerequisites.map(async (p) => ({
+        plugin: p.plugin,
+        fields: findPlugin(p.plugin)?.fields ?? [],
+        connections: (await this.connections.list(organizationUuid, p.plugin)).map((c) => c.connectionUuid),
+      })),
+    );
+    const steps = d.prerequisites.flatMap((p, i) =>
+      required[i].connections.length
+        ? [`${p.description}: done (${required[i].connections.length} ${p.plugin} connection(s)); pass one as connection_uuid`]
+        : [
+            `${p.description}: create one with POST /api/connections {"plugin": "${p.plugin}", "name": "...", "secrets": {${required[i].fields
+              .filter((f) => !f.endsWith('?'))
+              .map((f) => `"${f}": "..."`)
+              .join(', ')}}}`,
+            'Pass the returned connection_uuid in initial_data',
+          ],
+    );
+    return { workflow_type: d.workflow_type, satisfied: required.every((r) => r.connections.length > 0), required, steps };
   }
 }

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import type { ConnectionStore } from '../../activities/connections';
 import { createEsignActivities } from '../../activities/esign';
 import { organizationLogAttributes } from '../../activities/log-attributes';
 import { createProjection } from '../../activities/projection';
@@ -41,14 +42,11 @@ function installRuntime(logger: Logger) {
   });
 }
 
-export function workerActivities(config: AppConfig, database: DatabaseHandle) {
+export function workerActivities(config: AppConfig, database: DatabaseHandle, connections: ConnectionStore) {
+  const http = { allowHttpHosts: config.allowHttpHosts, timeoutMs: config.providerTimeoutMs };
   return {
     ...createProjection(database.db),
-    ...createEsignActivities({
-      allowHttpHosts: config.allowHttpHosts,
-      timeoutMs: config.providerTimeoutMs,
-      defaultApiToken: config.esignApiToken,
-    }),
+    ...createEsignActivities({ ...http, defaultApiToken: config.esignApiToken, connections }),
   };
 }
 
@@ -61,7 +59,12 @@ function workflowSource(): { workflowBundle: { codePath: string } } | { workflow
   return { workflowsPath: require.resolve('../../workflows') };
 }
 
-export async function createWorker(config: AppConfig, database: DatabaseHandle, logger: Logger): Promise<Worker> {
+export async function createWorker(
+  config: AppConfig,
+  database: DatabaseHandle,
+  connections: ConnectionStore,
+  logger: Logger,
+): Promise<Worker> {
   installRuntime(logger);
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   return Worker.create({
@@ -69,7 +72,7 @@ export async function createWorker(config: AppConfig, database: DatabaseHandle, 
     namespace: config.temporalNamespace,
     taskQueue: TASK_QUEUE,
     ...workflowSource(),
-    activities: workerActivities(config, database),
+    activities: workerActivities(config, database, connections),
     interceptors: { workflowModules: workflowInterceptorModules, activity: [organizationLogAttributes] },
   });
 }

@@ -1,4 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,6 +25,8 @@ type Role = 'api' | 'worker' | 'all';
 export class Stack {
   readonly root = projectRoot();
   private readonly children = new Map<Role, ChildProcess>();
+  /** This run's master key: what an operator sets as ENGINE_SECRET_KEY. */
+  readonly secretKey = randomBytes(32).toString('hex');
   port = 0;
 
   constructor(private readonly options: StackOptions) {}
@@ -48,6 +51,7 @@ export class Stack {
       SSE_KEEPALIVE_MS: '1000',
       LOG_LEVEL: 'info',
       WORKFLOW_BUNDLE_PATH: path.join(this.root, 'dist', 'workflow-bundle.js'),
+      ENGINE_SECRET_KEY: this.secretKey,
       ...this.options.extraEnv,
     };
     if (this.options.databaseUrl) env.DATABASE_URL = this.options.databaseUrl;

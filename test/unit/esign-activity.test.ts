@@ -41,7 +41,7 @@ function deleteRequest(behaviour: string, apiToken?: string, baseUrl = double.ur
   const userid = unique('user');
   const authorizationid = unique(behaviour);
   const relative = `/v2.1/accounts/${accountid}/users/${userid}/authorization/${authorizationid}`;
-  const req: EsignRequest = { base_url: baseUrl, method: 'DELETE', path: relative, token_required: true };
+  const req: EsignRequest = { organization_uuid: 'org_unit', base_url: baseUrl, method: 'DELETE', path: relative, token_required: true };
   if (apiToken !== undefined) req.api_token = apiToken;
   return { req, path: `/api${relative}` };
 }
@@ -93,6 +93,7 @@ describe('esignRequest: the api_token and ESIGN_API_TOKEN', () => {
   it('the resource listing needs no token and then sends no Authorization header', async () => {
     const before = (await calls()).length;
     const result = await createEsignActivities(config()).esignRequest({
+      organization_uuid: 'org_unit',
       base_url: double.url,
       method: 'GET',
       path: '/v2.1',

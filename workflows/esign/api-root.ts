@@ -22,7 +22,12 @@ export const esignApiToken = z
   .string()
   .min(1)
   .optional()
-  .describe('Bearer token; when omitted the worker uses ESIGN_API_TOKEN');
+  .describe('Bearer token; when omitted, the connection\'s token, else the worker\'s ESIGN_API_TOKEN');
+
+export const esignConnection = z
+  .uuid()
+  .optional()
+  .describe('An esign connection of the organization holding api_token (used when api_token is omitted)');
 
 export const esignCallOutputs = {
   status_code: z.number().int().optional().describe('HTTP status of the provider call'),

@@ -20,9 +20,9 @@ export interface TransitionSpec {
   to: string;
 }
 
+/** A connection of this plugin must exist before a run can succeed. */
 export interface Prerequisite {
   plugin: string;
-  fields: string[];
   description: string;
 }
 

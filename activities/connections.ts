@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/common';
+import { and, asc, eq } from 'drizzle-orm';
+import type { Database } from '../db/client';
+import { connections } from '../db/schema';
+import type { SecretBox } from './secret-box';
+
+export type ConnectionRow = typeof connections.$inferSelect;
+export type Secrets = Record<string, unknown>;
+
+/** What anyone may see of a connection: never its secrets. */
+export function connectionView(row: ConnectionRow) {
+  return {
+    connection_uuid: row.connectionUuid,
+    plugin: row.plugin,
+    name: row.name,
+    config: row.config as Record<string, unknown>,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+const aad = (row: Pick<ConnectionRow, 'connectionUuid' | 'organizationUuid' | 'plugin'>) =>
+  Buffer.from(`${row.connectionUuid}|${row.organizationUuid}|${row.plugin}`);
+
+/**
+ * Organizations' stored provider credentials, encrypted at rest. The
+ * ciphertext is bound to its connection, organization and plugin, so a row's
+ * secrets cannot be moved to another tenant by editing the table.
+ */
+export class ConnectionStore {
+  constructor(
+    private readonly db: Database,
+    private readonly box: SecretBox,
+  ) {}
+
+  private seal(row: Pick<ConnectionRow, 'connectionUuid' | 'organizationUuid' | 'plugin'>, secrets: Secrets) {
+    return { secretsCiphertext: this.box.seal(Buffer.from(JSON.stringify(secrets)), aad(row)).toString('base64'), keyId: this.box.keyId };
+  }
+
+  async create(organizationUuid: string, plugin: string, name: string, secrets: Secrets, config: Record<string, unknown>) {
+    const identity = { connectionUuid: randomUUID(), organizationUuid, plugin };
+    const [row] = await this.db
+      .insert(connections)
+      .values({ ...identity, name, config, ...this.seal(identity, secrets) })
+      .onConflictDoNothing()
+      .returning();
+    return row;
+  }
+
+  list(organizationUuid: string, plugin?: string) {
+    const filters = [eq(connections.organizationUuid, organizationUuid)];
+    if (plugin) filters.push(eq(connections.plugin, plugin));
+    return this.db.select().from(connections).where(and(...filters)).orderBy(asc(connections.createdAt));
+  }
+
+  async get(organizationUuid: string, connectionUuid: string): Promise<ConnectionRow | undefined> {
+    const rows = await this.db
+      .select()
+      .from(connections)
+      .where(and(eq(connections.organizationUuid, organizationUuid), eq(connections.connectionUuid, connectionUuid)));
+    return rows[0];
+  }
+
+  async update(row: ConnectionRow, changes: { name?: string; secrets?: Secrets; config?: Record<string, unknown> }) {
+    const [updated] = await this.db
+      .update(connections)
+      .set({
+        ...(changes.name !== undefined ? { name: changes.name } : {}),
+        ...(changes.config !== undefined ? { config: changes.config } : {}),
+        ...(changes.secrets !== undefined ? this.seal(row, changes.secrets) : {}),
+        updatedAt: new Date(),
+      })
+      .where(eq(connections.connectionUuid, row.connectionUuid))
+      .returning();
+    return updated;
+  }
+
+  async delete(organizationUuid: string, connectionUuid: string): Promise<boolean> {
+    const deleted = await this.db
+      .delete(connections)
+      .where(and(eq(connections.organizationUuid, organizationUuid), eq(connections.connectionUuid, connectionUuid)))
+      .returning({ id: connections.connectionUuid });
+    return deleted.length > 0;
+  }
+
+  decrypt(row: ConnectionRow): Secrets {
+    return JSON.parse(this.box.open(Buffer.from(row.secretsCiphertext, 'base64'), aad(row)).toString());
+  }
+
+  /**
+   * What a workflow's activity calls: only inside the run's organization and
+   * only through the plugin its type requires. Anything else fails the run
+   * closed, before any provider call.
+   */
+  async resolve(request: { organization_uuid: string; connection_uuid: string; plugin: string }) {
+    const row = await this.get(request.organization_uuid, request.connection_uuid);
+    if (!row) {
+      throw ApplicationFailure.nonRetryable(
+        `connection ${request.connection_uuid} does not exist in this organization`,
+        'connection_not_found',
+      );
+    }
+    if (row.plugin !== request.plugin) {
+      throw ApplicationFailure.nonRetryable(
+        `connection ${request.connection_uuid} is a ${row.plugin} connection; this workflow type needs a ${request.plugin} connection`,
+        'connection_plugin_mismatch',
+      );
+    }
+    return { secrets: this.decrypt(row), config: row.config as Record<string, unknown> };
+  }
+}

@@ -1,0 +1,91 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { z } from 'zod';
+import { connectionView, type ConnectionStore } from '../../activities/connections';
+import type { Principal } from '../auth/principal';
+import { ApiError, type FieldProblem, notFound, validationFailed } from '../common/api-error';
+import { CONNECTIONS } from '../common/di';
+import { parseOrThrow, zodProblems } from '../common/validation';
+import { findPlugin, plugins } from '../plugins/plugins';
+
+const name = z.string().trim().min(1).max(100);
+const createBody = z.strictObject({
+  plugin: z.string().min(1),
+  name,
+  secrets: z.record(z.string(), z.unknown()),
+  config: z.record(z.string(), z.unknown()).default({}),
+});
+const updateBody = z.strictObject({
+  name: name.optional(),
+  secrets: z.record(z.string(), z.unknown()).optional(),
+  config: z.record(z.string(), z.unknown()).optional(),
+});
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+@Injectable()
+export class ConnectionsService {
+  constructor(@Inject(CONNECTIONS) private readonly store: ConnectionStore) {}
+
+  private validatePluginFields(pluginName: string, secrets?: unknown, config?: unknown) {
+    const plugin = findPlugin(pluginName);
+    if (!plugin) {
+      throw validationFailed([
+        { field: 'plugin', rule: 'one_of', message: `must be one of ${plugins.map((p) => p.name).join(', ')}` },
+      ]);
+    }
+    const problems: FieldProblem[] = [];
+    const parsedSecrets = secrets === undefined ? undefined : plugin.secrets.safeParse(secrets);
+    const parsedConfig = config === undefined ? undefined : plugin.config.safeParse(config);
+    if (parsedSecrets && !parsedSecrets.success) problems.push(...zodProblems(parsedSecrets.error, secrets, 'secrets'));
+    if (parsedConfig && !parsedConfig.success) problems.push(...zodProblems(parsedConfig.error, config, 'config'));
+    if (problems.length) throw validationFailed(problems);
+    return {
+      secrets: parsedSecrets?.data as Record<string, unknown> | undefined,
+      config: parsedConfig?.data as Record<string, unknown> | undefined,
+    };
+  }
+
+  async create(principal: Principal, rawBody: unknown) {
+    const body = parseOrThrow(createBody, rawBody);
+    const { secrets, config } = this.validatePluginFields(body.plugin, body.secrets, body.config);
+    const row = await this.store.create(principal.organization_uuid, body.plugin, body.name, secrets!, config!);
+    if (!row) throw new ApiError(409, 'connection_name_taken', `a connection named "${body.name}" already exists`);
+    const view = connectionView(row);
+    return { connection_uuid: view.connection_uuid, plugin: view.plugin, name: view.name, created_at: view.created_at };
+  }
+
+  async list(principal: Principal, plugin?: string) {
+    const rows = await this.store.list(principal.organization_uuid, plugin);
+    return { connections: rows.map(connectionView) };
+  }
+
+  /** Another organization's connection is reported exactly like a missing one. */
+  private async require(principal: Principal, connectionUuid: string) {
+    const row = UUID.test(connectionUuid) ? await this.store.get(principal.organization_uuid, connectionUuid) : undefined;
+    if (!row) throw notFound(`connection ${connectionUuid}`);
+    return row;
+  }
+
+  async get(principal: Principal, connectionUuid: string) {
+    return connectionView(await this.require(principal, connectionUuid));
+  }
+
+  async update(principal: Principal, connectionUuid: string, rawBody: unknown) {
+    const row = await this.require(principal, connectionUuid);
+    const body = parseOrThrow(updateBody, rawBody);
+    const { secrets, config } = this.validatePluginFields(row.plugin, body.secrets, body.config);
+    try {
+      return connectionView(await this.store.update(row, { name: body.name, secrets, config }));
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505' || /unique/i.test(String((err as Error).message))) {
+        throw new ApiError(409, 'connection_name_taken', `a connection named "${body.name}" already exists`);
+      }
+      throw err;
+    }
+  }
+
+  async delete(principal: Principal, connectionUuid: string) {
+    await this.require(principal, connectionUuid);
+    await this.store.delete(principal.organization_uuid, connectionUuid);
+  }
+}

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+/**
+ * Provider families and the credential fields a connection of each holds.
+ * `secrets` are encrypted at rest and never shown; `config` is shown.
+ */
+export interface PluginDefinition {
+  name: string;
+  description: string;
+  secrets: z.ZodType;
+  config: z.ZodType;
+  /** The fields a prerequisite names, `?` marking optional ones. */
+  fields: string[];
+}
+
+const webhookSecret = z.string().min(8).max(512);
+
+export const plugins: readonly PluginDefinition[] = [
+  {
+    name: 'esign',
+    description: 'E-signature REST API credentials',
+    secrets: z.strictObject({ api_token: z.string().min(1).max(4096).describe('Bearer token of the e-signature API') }),
+    config: z.strictObject({}),
+    fields: ['api_token'],
+  },
+  {
+    name: 'dbhost',
+    description: 'Database-host API credentials',
+    secrets: z.strictObject({ api_token: z.string().min(1).max(4096).describe('API key of the database-host account') }),
+    config: z.strictObject({
+      api_url: z.url({ protocol: /^https?$/ }).optional().describe('API root; default the provider public API'),
+    }),
+    fields: ['api_token', 'api_url?'],
+  },
+  {
+    name: 'payments',
+    description: "Payment-provider webhook signing secrets of the organization's own account",
+    secrets: z
+      .strictObject({
+        webhook_secret: webhookSecret.optional().describe('Default endpoint signing secret'),
+        webhook_secrets: z
+          .record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/), webhookSecret)
+          .optional()
+          .describe('Named endpoint signing secrets, chosen by webhook_secret_key'),
+      })
+      .refine((s) => s.webhook_secret !== undefined || Object.keys(s.webhook_secrets ?? {}).length > 0, {
+        error: 'give webhook_secret or at least one of webhook_secrets',
+      }),
+    config: z.strictObject({}),
+    fields: ['webhook_secret', 'webhook_secrets?'],
+  },
+];
+
+export const findPlugin = (name: string) => plugins.find((p) => p.name === name);
