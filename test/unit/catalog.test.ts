@@ -24,7 +24,7 @@ describe('catalog', () => {
     expect(input_schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
     expect(input_schema.required.sort()).toEqual(['accountid', 'authorizationid', 'base_url', 'userid']);
     expect(input_schema.additionalProperties).toBe(false);
-    expect(Object.keys(input_schema.properties).sort()).toEqual(['accountid', 'api_token', 'authorizationid', 'base_url', 'userid']);
+    expect(Object.keys(input_schema.properties).sort()).toEqual(['accountid', 'api_token', 'authorizationid', 'base_url', 'connection_uuid', 'userid']);
     expect(output_schema.properties).toHaveProperty('failure_reason');
     expect(output_schema.properties).toHaveProperty('failed_at');
     expect(output_schema.properties).toHaveProperty('status_code');
