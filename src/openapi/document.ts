@@ -53,6 +53,37 @@ const prerequisites = z.object({
   required: z.array(z.object({ plugin: z.string(), fields: z.array(z.string()), connections: z.array(z.string()) })),
   steps: z.array(z.string()),
 });
+const pluginList = z.object({
+  plugins: z.array(
+    z.object({
+      name: z.string(),
+      description: z.string(),
+      fields: z.array(z.string()),
+      secrets_schema: z.record(z.string(), z.unknown()),
+      config_schema: z.record(z.string(), z.unknown()),
+    }),
+  ),
+});
+const connection = z.object({
+  connection_uuid: z.string(),
+  plugin: z.string(),
+  name: z.string(),
+  config: z.record(z.string(), z.unknown()),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+const connectionCreated = z.object({ connection_uuid: z.string(), plugin: z.string(), name: z.string(), created_at: z.string() });
+const connectionCreate = z.object({
+  plugin: z.string(),
+  name: z.string().min(1).max(100),
+  secrets: z.record(z.string(), z.unknown()),
+  config: z.record(z.string(), z.unknown()).optional(),
+});
+const connectionUpdate = z.object({
+  name: z.string().min(1).max(100).optional(),
+  secrets: z.record(z.string(), z.unknown()).optional(),
+  config: z.record(z.string(), z.unknown()).optional(),
+});
 const me = z.object({ user_id: z.string(), organization_uuid: z.string(), username: z.string(), token_type: z.string(), principal_type: z.string() });
 const health = z.object({ status: z.string(), temporal: z.string(), database: z.string() });
 
@@ -67,6 +98,7 @@ const errors = (...statuses: number[]) =>
 const ok = (s: z.ZodType, status = '200') => ({ [status]: { description: 'success', content: json(s) } });
 
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+const uuidParam = { name: 'uuid', in: 'path', required: true, schema: { type: 'string' } };
 const typeParam = { name: 'type', in: 'path', required: true, schema: { type: 'string' } };
 
 /** The OpenAPI 3.1 document, generated from the same zod schemas the API validates with. */
@@ -155,6 +187,31 @@ export function buildOpenApiDocument() {
       },
       '/api/workflows/{id}/retry': {
         post: { summary: 'Re-drive a FAILED run from its last good state', parameters: [idParam], responses: { ...ok(startResult), ...errors(401, 404, 409) } },
+      },
+      '/api/plugins': {
+        get: { summary: 'Provider families and their credential fields', responses: { ...ok(pluginList), ...errors(401) } },
+      },
+      '/api/connections': {
+        get: {
+          summary: "The organization's connections (never their secrets)",
+          parameters: [{ name: 'plugin', in: 'query', required: false, schema: { type: 'string' } }],
+          responses: { ...ok(z.object({ connections: z.array(connection) })), ...errors(401) },
+        },
+        post: {
+          summary: 'Store a credential for one plugin (secrets encrypted at rest)',
+          requestBody: { required: true, content: json(connectionCreate) },
+          responses: { ...ok(connectionCreated, '201'), ...errors(400, 401, 409, 413, 422) },
+        },
+      },
+      '/api/connections/{uuid}': {
+        get: { summary: 'A connection', parameters: [uuidParam], responses: { ...ok(connection), ...errors(401, 404) } },
+        patch: {
+          summary: 'Rename, reconfigure or rotate secrets',
+          parameters: [uuidParam],
+          requestBody: { required: true, content: json(connectionUpdate) },
+          responses: { ...ok(connection), ...errors(400, 401, 404, 409, 422) },
+        },
+        delete: { summary: 'Delete a connection', parameters: [uuidParam], responses: { '204': { description: 'deleted' }, ...errors(401, 404) } },
       },
     },
   };
