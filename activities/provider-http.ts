@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { outboundUrlProblem } from './outbound';
 
@@ -52,6 +53,34 @@ export async function callProvider(
   if (problem) {
     throw ApplicationFailure.nonRetryable(`base_url ${problem}`, 'https_required');
   }
+  const stopHeartbeat = heartbeatWhileWaiting();
+  try {
+    return await send(config, request);
+  } finally {
+    stopHeartbeat();
+  }
+}
+
+/**
+ * While a provider call is in flight the activity heartbeats, so a worker
+ * killed mid-call is noticed after the heartbeat timeout, not the (long)
+ * start-to-close timeout. Outside an activity (unit tests) it does nothing.
+ */
+function heartbeatWhileWaiting(): () => void {
+  let context: Context;
+  try {
+    context = Context.current();
+  } catch {
+    return () => undefined;
+  }
+  const timer = setInterval(() => context.heartbeat(), 1_000);
+  return () => clearInterval(timer);
+}
+
+async function send(
+  config: ProviderHttpConfig,
+  request: { method: string; url: string; bearer?: string; provider: string },
+): Promise<ProviderResponse> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (request.bearer) headers.authorization = `Bearer ${request.bearer}`;
   let res: Response;

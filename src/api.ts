@@ -2,9 +2,11 @@ import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { json } from 'express';
 import pinoHttp from 'pino-http';
 import { absolutePath as swaggerUiAssets } from 'swagger-ui-dist';
 import { AppModule, type AppDependencies } from './app.module';
+import { bodyParserErrors } from './common/error.filter';
 import { NestPinoLogger } from './nest-logger';
 
 /** Builds the HTTP API (not yet listening). */
@@ -26,7 +28,8 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
       },
     }),
   );
-  app.useBodyParser('json', { limit: deps.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] });
+  app.use(json({ limit: deps.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
+  app.use(bodyParserErrors);
   app.useStaticAssets(swaggerUiAssets(), { prefix: '/api/docs/assets' });
   return app;
 }

@@ -1,3 +1,7 @@
+import type { FieldProblem } from '../../workflows/runtime/field-problems';
+
+export type { FieldProblem };
+
 /** An error the API answers with as `{error: {code, message, details}}` and the given status. */
 export class ApiError extends Error {
   constructor(
@@ -11,11 +15,6 @@ export class ApiError extends Error {
   }
 }
 
-export interface FieldProblem {
-  field: string;
-  rule: string;
-  message: string;
-}
 
 export const notFound = (what: string) => new ApiError(404, 'not_found', `${what} not found`);
 

@@ -25,6 +25,20 @@ interface BodyParserError {
   message?: string;
 }
 
+/**
+ * Body-parser failures happen before routing, where Nest would turn a JSON
+ * syntax error into a generic 400: answer them here, in the same error shape.
+ */
+export function bodyParserErrors(err: BodyParserError, _req: Request, res: Response, next: (err?: unknown) => void): void {
+  if (err?.type === 'entity.parse.failed') {
+    res.status(400).json({ error: { code: 'malformed_json', message: 'request body is not valid JSON', details: null } });
+  } else if (err?.type === 'entity.too.large') {
+    res.status(413).json({ error: { code: 'payload_too_large', message: 'request body exceeds the size limit', details: null } });
+  } else {
+    next(err);
+  }
+}
+
 /** One error body everywhere: `{error: {code, message, details}}`. */
 @Catch()
 export class ErrorFilter implements ExceptionFilter {

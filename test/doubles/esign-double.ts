@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
  * for GET /v2.1. The authorization id picks a behaviour:
  *   ok-*       204, empty body              missing-*  404 RESOURCE_NOT_FOUND
  *   flaky-*    500 once, then 204           down-*     503 every time
- *   hang-*     never answers                slow-*     204 after 3 s
+ *   hang-*     never answers                slow-*     204 after 1 s
  *   once401-*  401 once, then 204
  * GET /__calls lists every call received (tests assert counts on it).
  */
@@ -80,7 +80,7 @@ export async function startEsignDouble(): Promise<{ url: string; close(): Promis
           hanging.add(res);
           return;
         case 'slow':
-          setTimeout(() => send(res, 204), 3_000);
+          setTimeout(() => send(res, 204), 1_000);
           return;
         case 'once401':
           return count === 1 ? send(res, 401, authFailed) : send(res, 204);

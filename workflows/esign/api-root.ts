@@ -38,5 +38,7 @@ export const esignCallOutputs = {
 /** Bounded retries for provider calls: 5xx and time-outs back off, then the run fails. */
 export const esignActivityOptions = {
   startToCloseTimeout: '60s',
+  // The activity heartbeats while waiting for the provider: a killed worker's attempt is retried within seconds.
+  heartbeatTimeout: '5s',
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 4 },
 } as const;

@@ -13,6 +13,7 @@ import { MEMO_WORKFLOW_TYPE, ORGANIZATION_PREFIX, SA_ORGANIZATION, SA_STATE, SA_
 import type { EngineWorkflowInput, FailedRunDetails, ProjectionActivities, ResumePoint } from './contract';
 import { findTransition, initialState, type RunData, type StepContext, type WorkflowDefinition } from './definition';
 import { classifyFailure, type ClassifiedFailure, StepFailure } from './failure';
+import { fieldProblems } from './field-problems';
 import { redact } from './redact';
 
 // The projection must eventually succeed, so it retries without limit: a Postgres
@@ -183,8 +184,8 @@ class Machine {
       this.data = parsed.data as RunData;
       return undefined;
     }
-    const reason = parsed.error.issues
-      .map((i) => `${['initial_data', ...i.path.map(String)].join('.')}: ${i.message}`)
+    const reason = fieldProblems(parsed.error, this.input.initial_data, 'initial_data')
+      .map((p) => `${p.field}: ${p.message}`)
       .join('; ');
     return classifyFailure(new StepFailure(reason, 'invalid_input', 'validation'), this.state, 'validate');
   }

@@ -1,0 +1,211 @@
+import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure, type Payload, type PayloadCodec } from '@temporalio/common';
+import { esignGetResourceInformation, TASK_QUEUE, type EngineWorkflowInput } from '../../workflows';
+import { MEMO_WORKFLOW_TYPE, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE } from '../../workflows/constants';
+import { api, readStream, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
+
+jest.setTimeout(45_000);
+
+const RESOURCES = 'esign.resources.get-resource-information';
+
+const b64 = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? new Uint8Array()).toString('base64');
+
+/**
+ * The engine encrypts Temporal payloads (ENGINE_SECRET_KEY, which this test process
+ * does not hold). A service starting runs directly uses the engine's data converter;
+ * here the same codec is reached through the API's remote codec endpoint
+ * (/api/temporal-codec/{encode,decode}, the one the Temporal UI uses).
+ */
+class ApiCodec implements PayloadCodec {
+  encode(payloads: Payload[]) {
+    return this.call('encode', payloads);
+  }
+  decode(payloads: Payload[]) {
+    return this.call('decode', payloads);
+  }
+  private async call(direction: 'encode' | 'decode', payloads: Payload[]): Promise<Payload[]> {
+    if (!payloads.length) return payloads;
+    const body = {
+      payloads: payloads.map((p) => ({
+        metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, b64(v)])),
+        data: b64(p.data),
+      })),
+    };
+    const res = await api(`/api/temporal-codec/${direction}`, { body });
+    if (res.status !== 200) throw new Error(`codec ${direction} answered ${res.status}: ${JSON.stringify(res.body)}`);
+    return res.body.payloads.map((p: { metadata?: Record<string, string>; data?: string }) => ({
+      metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+      data: Buffer.from(p.data ?? '', 'base64'),
+    }));
+  }
+}
+
+/** A run's fields minus what differs between any two runs (ids, times). */
+const comparable = (run: any) => {
+  const { workflow_id, created_at, updated_at, ...rest } = run;
+  return rest;
+};
+const historyOf = async (id: string, token = stackEnv.tokenA) => (await api(`/api/workflows/${id}/history`, { token })).body;
+const listIds = async (token: string, query: string) => {
+  const ids: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const res: any = await api(`/api/workflows?limit=100${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token });
+    expect(res.status).toBe(200);
+    ids.push(...res.body.runs.map((r: any) => r.workflow_id));
+    cursor = res.body.next_cursor;
+  } while (cursor);
+  return ids;
+};
+
+describe('a run started with the Temporal client directly', () => {
+  let connection: Connection;
+  let client: Client;
+  beforeAll(async () => {
+    connection = await Connection.connect({ address: stackEnv.temporalAddress });
+    // Without payload encryption in the service (no codec endpoint), payloads are plain JSON.
+    const codecAvailable = (await api('/api/temporal-codec/encode', { body: { payloads: [] } })).status === 200;
+    client = new Client({ connection, dataConverter: { payloadCodecs: codecAvailable ? [new ApiCodec()] : [] } });
+  });
+  afterAll(async () => {
+    await connection?.close();
+  });
+
+  const directStart = (workflowId: string, initial_data: Record<string, unknown>, organization_uuid = stackEnv.orgA) => {
+    const input: EngineWorkflowInput = { organization_uuid, initial_data };
+    return client.workflow.start(esignGetResourceInformation, { taskQueue: TASK_QUEUE, workflowId, args: [input] });
+  };
+
+  it('is projected and readable through the API exactly like one started through POST /start', async () => {
+    const directId = `wf_direct_${uniqueId('ok').replace(/-/g, '_')}`;
+    const handle = await directStart(directId, { base_url: stackEnv.esignUrl });
+    const apiId = await startRun(RESOURCES, { base_url: stackEnv.esignUrl });
+    const output = await handle.result();
+    expect(output).toEqual({ base_url: stackEnv.esignUrl, status_code: 200, response: expect.any(Object) });
+
+    const [direct, viaApi] = [await waitForTerminal(directId), await waitForTerminal(apiId)];
+    expect(Object.keys(direct).sort()).toEqual(Object.keys(viaApi).sort());
+    expect(comparable(direct)).toEqual(comparable(viaApi));
+    expect(direct).toMatchObject({
+      workflow_id: directId,
+      workflow_type: RESOURCES,
+      organization_uuid: stackEnv.orgA,
+      state_name: 'COMPLETED',
+      status: 'COMPLETED',
+      is_terminal: true,
+      attempt: 1,
+      state_data: output,
+    });
+
+    const [dh, ah] = [await historyOf(directId), await historyOf(apiId)];
+    expect(dh.workflow_id).toBe(directId);
+    const shape = (t: any) => ({ ...t, at: typeof t.at });
+    expect(dh.transitions.map(shape)).toEqual(ah.transitions.map(shape));
+    expect(dh.transitions.map(shape)).toEqual([
+      { seq: 1, from: 'PENDING', to: 'COMPLETED', action: 'execute', at: 'string', attempt: 1, data: { status_code: 200, response: output.response } },
+    ]);
+
+    const stream = await readStream(directId, { timeoutMs: 10_000 });
+    expect(stream.status).toBe(200);
+    expect(stream.events).toEqual([
+      { event: 'transition', id: '1', data: { seq: 1, from: 'PENDING', to: 'COMPLETED', action: 'execute', at: dh.transitions[0].at } },
+      { event: 'completed', id: '1', data: { workflow_id: directId, state_name: 'COMPLETED', state_data: output } },
+    ]);
+
+    const listed = await listIds(stackEnv.tokenA, `&workflow_type=${RESOURCES}&status=COMPLETED`);
+    expect(listed).toContain(directId);
+    expect(listed.indexOf(directId)).toBe(listed.lastIndexOf(directId));
+  });
+
+  it('carries the search attributes and memo on the Temporal execution', async () => {
+    const directId = `wf_direct_${uniqueId('sa').replace(/-/g, '_')}`;
+    const handle = await directStart(directId, { base_url: stackEnv.esignUrl });
+    await handle.result();
+    const d = await handle.describe();
+    expect(d.taskQueue).toBe(TASK_QUEUE);
+    expect(d.type).toBe(RESOURCES);
+    expect(d.status.name).toBe('COMPLETED');
+    expect(d.typedSearchAttributes.get(SA_ORGANIZATION)).toBe(stackEnv.orgA);
+    expect(d.typedSearchAttributes.get(SA_WORKFLOW_TYPE)).toBe(RESOURCES);
+    expect(d.typedSearchAttributes.get(SA_STATE)).toBe('completed');
+    expect(d.memo).toEqual({ [MEMO_WORKFLOW_TYPE]: RESOURCES });
+
+    // Exactly what an API-started run carries.
+    const apiId = await startRun(RESOURCES, { base_url: stackEnv.esignUrl });
+    const apiHandle = client.workflow.getHandle(apiId);
+    await apiHandle.result();
+    const a = await apiHandle.describe();
+    for (const key of [SA_ORGANIZATION, SA_WORKFLOW_TYPE, SA_STATE]) {
+      expect(a.typedSearchAttributes.get(key)).toBe(d.typedSearchAttributes.get(key));
+    }
+    expect(a.memo).toEqual(d.memo);
+  });
+
+  it('is invisible to another organization', async () => {
+    const directId = `wf_direct_${uniqueId('hidden').replace(/-/g, '_')}`;
+    await (await directStart(directId, { base_url: stackEnv.esignUrl })).result();
+    await waitForTerminal(directId);
+    const notFound = { error: { code: 'not_found', message: `run ${directId} not found`, details: null } };
+    for (const suffix of ['', '/history', '/stream']) {
+      const res = await api(`/api/workflows/${directId}${suffix}`, { token: stackEnv.tokenB });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual(notFound);
+    }
+    expect(await listIds(stackEnv.tokenB, '')).not.toContain(directId);
+  });
+
+  /** Starts a run with invalid input and checks it fails as invalid_input, through Temporal and the API. */
+  async function expectInvalidInputFailure(initialData: Record<string, unknown>, reasonMentions: string[]) {
+    const directId = `wf_direct_${uniqueId('bad').replace(/-/g, '_')}`;
+    const handle = await directStart(directId, initialData);
+    try {
+      const err = await Promise.race([
+        handle.result().then(
+          () => 'completed',
+          (e: unknown) => e,
+        ),
+        new Promise((r) => setTimeout(() => r('still running after 15 s'), 15_000)),
+      ]);
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      const cause = (err as WorkflowFailedError).cause;
+      expect(cause).toBeInstanceOf(ApplicationFailure);
+      expect((cause as ApplicationFailure).type).toBe('invalid_input');
+      expect((cause as ApplicationFailure).nonRetryable).toBe(true);
+
+      const run = await waitForTerminal(directId, stackEnv.tokenA, 5_000);
+      expect(run).toMatchObject({
+        workflow_id: directId,
+        workflow_type: RESOURCES,
+        organization_uuid: stackEnv.orgA,
+        status: 'FAILED',
+        state_name: 'FAILED',
+        is_terminal: true,
+        attempt: 1,
+      });
+      expect(run.state_data).toMatchObject({
+        failure_type: 'invalid_input',
+        failed_step: 'validate',
+        failed_layer: 'validation',
+        failure_reason: expect.any(String),
+      });
+      for (const field of reasonMentions) expect(run.state_data.failure_reason).toContain(field);
+      const history = await historyOf(directId);
+      expect(history.transitions.map((t: any) => [t.seq, t.from, t.to, t.action])).toEqual([[1, 'PENDING', 'FAILED', 'fail']]);
+      const stream = await readStream(directId, { timeoutMs: 10_000 });
+      expect(stream.events.map((e) => e.event)).toEqual(['transition', 'failed']);
+      expect(stream.events[1].data.error).toMatchObject({ message: run.state_data.failure_reason, failure_type: 'invalid_input' });
+      expect((await handle.describe()).typedSearchAttributes.get(SA_STATE)).toBe('failed');
+    } finally {
+      // A run wedged by a bug would otherwise retry its workflow task until the server stops.
+      if ((await handle.describe()).status.name === 'RUNNING') await handle.terminate('test cleanup');
+    }
+  }
+
+  it('with invalid initial_data ends FAILED with failure_type invalid_input, visible through the API', async () => {
+    await expectInvalidInputFailure({ surprise: 1 }, ['initial_data.base_url', 'surprise']);
+  });
+
+  it('with a base_url that is not a URL at all ends FAILED with invalid_input (not a stuck run)', async () => {
+    await expectInvalidInputFailure({ base_url: 'not a url' }, ['initial_data.base_url']);
+  });
+});
