@@ -5,11 +5,13 @@
 #   stop    stop the server that `start` launched
 #   status  exit 0 if a server answers on the port
 #   run     start, follow its log, stop it on Ctrl-C
-# Env: TEMPORAL_PORT (7233), TEMPORAL_UI_PORT (8233), TEMPORAL_NAMESPACE (default)
+# Env: TEMPORAL_PORT (7233), TEMPORAL_UI_PORT (8233), TEMPORAL_NAMESPACE (default),
+#      PORT (3000: the API, whose /api/temporal-codec the UI is pointed at)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TEMPORAL=.venv/bin/temporal
+CODEC_ENDPOINT=http://127.0.0.1:${PORT:-3000}/api/temporal-codec # read before PORT is reused below
 PORT=${TEMPORAL_PORT:-7233}
 UI_PORT=${TEMPORAL_UI_PORT:-8233}
 NAMESPACE=${TEMPORAL_NAMESPACE:-default}
@@ -74,7 +76,8 @@ start() {
   else
     [[ -x $TEMPORAL ]] || die "$TEMPORAL is missing: run scripts/bootstrap.sh"
     mkdir -p .data
-    local args=(--db-filename .data/temporal.db --ip 127.0.0.1 --port "$PORT" --ui-port "$UI_PORT" --log-level warn)
+    local args=(--db-filename .data/temporal.db --ip 127.0.0.1 --port "$PORT" --ui-port "$UI_PORT" --log-level warn
+      --ui-codec-endpoint "$CODEC_ENDPOINT")
     local a
     for a in "${SEARCH_ATTRIBUTES[@]}"; do args+=(--search-attribute "$a=Keyword"); done
     [[ $NAMESPACE == default ]] || args+=(--namespace "$NAMESPACE")

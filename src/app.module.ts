@@ -14,6 +14,7 @@ import type { Logger } from './logger';
 import { OpenApiModule } from './openapi/openapi.module';
 import { PluginsModule } from './plugins/plugins.module';
 import { RunsModule } from './runs/runs.module';
+import { TemporalCodecModule } from './temporal-codec/temporal-codec.module';
 
 export interface AppDependencies {
   config: AppConfig;
@@ -52,6 +53,7 @@ export class AppModule {
         RunsModule,
         PluginsModule,
         ConnectionsModule,
+        TemporalCodecModule,
         OpenApiModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: ErrorFilter }],

@@ -11,6 +11,8 @@ export interface AppConfig {
   temporalAddress: string;
   temporalNamespace: string;
   temporalUiUrl: string;
+  /** Origins (scheme://host[:port]) of Temporal UIs allowed to call /api/temporal-codec from the browser. */
+  temporalUiOrigins: string[];
   allowHttpHosts: string[];
   esignApiToken?: string;
   providerTimeoutMs: number;
@@ -28,6 +30,27 @@ function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
   return value;
 }
 
+/** Comma-separated origins, each exactly `scheme://host[:port]` as a browser sends it in `Origin`. */
+function parseOrigins(raw: string): string[] {
+  return raw
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean)
+    .map((origin) => {
+      let url: URL;
+      try {
+        url = new URL(origin);
+      } catch {
+        throw new Error(`TEMPORAL_UI_ORIGINS: "${origin}" is not an origin (scheme://host[:port])`);
+      }
+      const bare = url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+      if (!['http:', 'https:'].includes(url.protocol) || !bare) {
+        throw new Error(`TEMPORAL_UI_ORIGINS: "${origin}" is not an origin (scheme://host[:port], no path)`);
+      }
+      return url.origin;
+    });
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const dataDir = path.resolve(projectRoot(), env.DATA_DIR || '.data');
   return {
@@ -38,6 +61,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     temporalAddress: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
     temporalUiUrl: env.TEMPORAL_UI_URL || 'http://127.0.0.1:8233',
+    temporalUiOrigins: parseOrigins(env.TEMPORAL_UI_ORIGINS || 'http://127.0.0.1:8233,http://localhost:8233'),
     allowHttpHosts: parseAllowHttpHosts(env.ALLOW_HTTP_HOSTS),
     esignApiToken: env.ESIGN_API_TOKEN || undefined,
     providerTimeoutMs: int('PROVIDER_TIMEOUT_MS', 10_000, env),

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Client, Connection } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { ConnectionStore } from '../activities/connections';
+import { createDataConverter } from '../activities/payload-codec';
 import { loadMasterKey, SecretBox } from '../activities/secret-box';
 import { openDatabase } from '../db/client';
 import { startAdminSocket } from './admin/admin-socket';
@@ -26,6 +27,8 @@ async function main() {
   await database.migrate();
   const masterKey = loadMasterKey(process.env, config.dataDir, config.devBootstrap);
   const connections = new ConnectionStore(database.db, SecretBox.derive(masterKey, 'connections'));
+  // Every payload this process hands to Temporal is encrypted (the API's client and the worker alike).
+  const dataConverter = createDataConverter(masterKey);
   logger.info({ mode, database: database.description, temporal: config.temporalAddress }, 'starting');
 
   const stops: Array<() => Promise<unknown>> = [];
@@ -33,7 +36,7 @@ async function main() {
   let workerDone: Promise<void> | undefined;
   if (mode !== 'worker') {
     const connection = Connection.lazy({ address: config.temporalAddress });
-    const temporal = new Client({ connection, namespace: config.temporalNamespace });
+    const temporal = new Client({ connection, namespace: config.temporalNamespace, dataConverter });
     const app = await createApi({ config, logger, database, temporal, connections });
     await app.listen(config.port, config.host);
     stops.push(() => app.close(), () => connection.close());
@@ -43,7 +46,7 @@ async function main() {
     logger.info({ url: `http://${config.host}:${config.port}/api` }, 'API listening');
   }
   if (mode !== 'api') {
-    worker = await createWorker(config, database, connections, logger);
+    worker = await createWorker(config, database, connections, logger, dataConverter);
     workerDone = worker.run();
     logger.info({ task_queue: worker.options.taskQueue }, 'worker running');
   }

@@ -5,6 +5,8 @@
  */
 import { deleteUserAuthorization } from './esign-delete-user-authorization';
 import { getResourceInformation } from './esign-get-resource-information';
+import { endpointsList } from './dbhost-endpoints-list';
+import { operationsWait } from './dbhost-operations-wait';
 import { makeWorkflow } from './runtime/engine';
 
 export type { EngineWorkflowInput } from './runtime/contract';
@@ -12,8 +14,12 @@ export { TASK_QUEUE } from './constants';
 
 export const esignDeleteUserAuthorization = makeWorkflow(deleteUserAuthorization);
 export const esignGetResourceInformation = makeWorkflow(getResourceInformation);
+export const dbhostOperationsWait = makeWorkflow(operationsWait);
+export const dbhostEndpointsList = makeWorkflow(endpointsList);
 
 export {
   esignDeleteUserAuthorization as 'esign.authorizations.delete-user-authorization',
   esignGetResourceInformation as 'esign.resources.get-resource-information',
+  dbhostOperationsWait as 'dbhost.operations.wait',
+  dbhostEndpointsList as 'dbhost.endpoints.list',
 };

@@ -101,6 +101,23 @@ const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'strin
 const uuidParam = { name: 'uuid', in: 'path', required: true, schema: { type: 'string' } };
 const typeParam = { name: 'type', in: 'path', required: true, schema: { type: 'string' } };
 
+/** Temporal's remote codec protocol (the Temporal UI's codec endpoint): Payloads as protobuf JSON, bytes in base64. */
+function temporalCodecPaths() {
+  const payloads = z.object({
+    payloads: z.array(z.object({ metadata: z.record(z.string(), z.string()).optional(), data: z.string().optional() })),
+  });
+  const op = (summary: string) => ({
+    summary,
+    parameters: [{ name: 'X-Namespace', in: 'header', required: false, schema: { type: 'string' } }],
+    requestBody: { required: true, content: json(payloads) },
+    responses: { ...ok(payloads), ...errors(400, 401, 413, 422) },
+  });
+  return {
+    '/api/temporal-codec/decode': { post: op('Decrypt Temporal payloads (binary/encrypted); others come back unchanged') },
+    '/api/temporal-codec/encode': { post: op('Encrypt Temporal payloads as the service does') },
+  };
+}
+
 /** The OpenAPI 3.1 document, generated from the same zod schemas the API validates with. */
 export function buildOpenApiDocument() {
   const startBodies = definitions.map((d) => {
@@ -213,6 +230,7 @@ export function buildOpenApiDocument() {
         },
         delete: { summary: 'Delete a connection', parameters: [uuidParam], responses: { '204': { description: 'deleted' }, ...errors(401, 404) } },
       },
+      ...temporalCodecPaths(),
     },
   };
 }

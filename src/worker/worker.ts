@@ -1,6 +1,8 @@
 import path from 'node:path';
+import type { DataConverter } from '@temporalio/common';
 import { DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { ConnectionStore } from '../../activities/connections';
+import { createDbhostActivities } from '../../activities/dbhost';
 import { createEsignActivities } from '../../activities/esign';
 import { organizationLogAttributes } from '../../activities/log-attributes';
 import { createProjection } from '../../activities/projection';
@@ -47,6 +49,7 @@ export function workerActivities(config: AppConfig, database: DatabaseHandle, co
   return {
     ...createProjection(database.db),
     ...createEsignActivities({ ...http, defaultApiToken: config.esignApiToken, connections }),
+    ...createDbhostActivities({ ...http, connections }),
   };
 }
 
@@ -64,6 +67,7 @@ export async function createWorker(
   database: DatabaseHandle,
   connections: ConnectionStore,
   logger: Logger,
+  dataConverter: DataConverter,
 ): Promise<Worker> {
   installRuntime(logger);
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
@@ -72,6 +76,8 @@ export async function createWorker(
     namespace: config.temporalNamespace,
     taskQueue: TASK_QUEUE,
     ...workflowSource(),
+    // Payload codecs run outside the workflow sandbox: the (prebuilt) bundle is the same with or without them.
+    dataConverter,
     activities: workerActivities(config, database, connections),
     interceptors: { workflowModules: workflowInterceptorModules, activity: [organizationLogAttributes] },
   });

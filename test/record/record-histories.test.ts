@@ -1,15 +1,20 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
+import { ConnectionStore } from '../../activities/connections';
+import { createDbhostActivities } from '../../activities/dbhost';
 import { createEsignActivities } from '../../activities/esign';
 import { createProjection } from '../../activities/projection';
+import { SecretBox } from '../../activities/secret-box';
 import { type DatabaseHandle, openDatabase, projectRoot } from '../../db/client';
 import { SEARCH_ATTRIBUTES } from '../../workflows/constants';
 import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
+import { DBHOST_VALID_TOKEN, startDbhostDouble } from '../doubles/dbhost-double';
 import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
 
 /**
@@ -25,6 +30,8 @@ describe('record workflow histories', () => {
   let env: TestWorkflowEnvironment;
   let database: DatabaseHandle;
   let double: Awaited<ReturnType<typeof startEsignDouble>>;
+  let dbhostDouble: Awaited<ReturnType<typeof startDbhostDouble>>;
+  let connections: ConnectionStore;
   let worker: Worker;
   let running: Promise<void>;
 
@@ -39,6 +46,8 @@ describe('record workflow histories', () => {
     database = await openDatabase({});
     await database.migrate();
     double = await startEsignDouble();
+    dbhostDouble = await startDbhostDouble();
+    connections = new ConnectionStore(database.db, SecretBox.derive(randomBytes(32), 'connections'));
     worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue: TASK_QUEUE,
@@ -46,6 +55,7 @@ describe('record workflow histories', () => {
       activities: {
         ...createProjection(database.db),
         ...createEsignActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000 }),
+        ...createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, connections }),
       },
     });
     running = worker.run();
@@ -56,6 +66,7 @@ describe('record workflow histories', () => {
     worker?.shutdown();
     await running;
     await double?.close();
+    await dbhostDouble?.close();
     await database?.close();
     await env?.teardown();
   });
@@ -95,5 +106,34 @@ describe('record workflow histories', () => {
     await record('esign-get-completed', get, { organization_uuid: org, initial_data: { base_url: double.url } });
     await record('esign-get-unauthorized-failed', get, { organization_uuid: org, initial_data: { base_url: double.url, api_token: 'wrong' } });
     expect(fs.readdirSync(OUT).filter((f) => f.endsWith('.json')).length).toBeGreaterThanOrEqual(8);
+  });
+
+  it('records the dbhost types: poll loops to finished, failed status, deadline, 401 then a retry, endpoints', async () => {
+    const create = async (name: string, token: string) =>
+      (await connections.create(org, 'dbhost', name, { api_token: token }, { api_url: dbhostDouble.url }))!;
+    const ok = (await create('prod', DBHOST_VALID_TOKEN)).connectionUuid;
+    const stale = await create('stale', 'wrong-token');
+    const wait = 'dbhost.operations.wait';
+    const waitFor = (connection_uuid: string, dbhost_operation_id: string, timeout_seconds = 10) => ({
+      organization_uuid: org,
+      initial_data: { connection_uuid, dbhost_project_id: 'floral-king-961888', dbhost_operation_id, timeout_seconds, poll_interval: 1 },
+    });
+    await record('dbhost-wait-completed', wait, waitFor(ok, 'finishes-3-rec'));
+    await record('dbhost-wait-operation-failed', wait, waitFor(ok, 'fails-2-rec'));
+    await record('dbhost-wait-timeout-failed', wait, waitFor(ok, 'never-rec', 2));
+    const failed = await record('dbhost-wait-unauthorized-failed', wait, waitFor(stale.connectionUuid, 'finishes-1-rec'));
+    // The connection's token is rotated, then the failed run is retried: it re-drives the waiting state's poll.
+    await connections.update(stale, { secrets: { api_token: DBHOST_VALID_TOKEN } });
+    const checkpoint = ((failed as WorkflowFailedError).cause as { details?: unknown[] }).details?.[0] as FailedRunDetails;
+    await record(
+      'dbhost-wait-retried-completed',
+      wait,
+      { organization_uuid: org, initial_data: {}, resume: { reason: 'retry', ...checkpoint.checkpoint!, attempt: 2 } },
+      'wf_record_dbhost-wait-unauthorized-failed',
+    );
+    const list = 'dbhost.endpoints.list';
+    await record('dbhost-endpoints-completed', list, { organization_uuid: org, initial_data: { connection_uuid: ok, dbhost_project_id: 'floral-king-961888' } });
+    await record('dbhost-endpoints-flaky-completed', list, { organization_uuid: org, initial_data: { connection_uuid: ok, dbhost_project_id: 'flaky-rec' } });
+    await record('dbhost-endpoints-not-found-failed', list, { organization_uuid: org, initial_data: { connection_uuid: ok, dbhost_project_id: 'missing-rec' } });
   });
 });

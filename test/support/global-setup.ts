@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { startDbhostDouble } from '../doubles/dbhost-double';
 import { startEsignDouble } from '../doubles/esign-double';
 import { Stack, startControlServer } from './stack';
 import { startTemporalDevServer } from './temporal-server';
@@ -18,6 +19,7 @@ export default async function globalSetup(): Promise<void> {
   const temporal = await startTemporalDevServer(path.join(workDir, 'temporal.log'));
   const database = process.env.DATABASE_URL ? await createTestDatabase(process.env.DATABASE_URL) : undefined;
   const esign = await startEsignDouble();
+  const dbhost = await startDbhostDouble();
   const stack = new Stack({
     temporalAddress: temporal.address,
     databaseUrl: database?.url,
@@ -32,7 +34,9 @@ export default async function globalSetup(): Promise<void> {
   Object.assign(process.env, {
     TEST_API_URL: stack.apiUrl,
     TEST_TEMPORAL_ADDRESS: temporal.address,
+    TEST_ENGINE_SECRET_KEY: stack.secretKey,
     TEST_ESIGN_URL: esign.url,
+    TEST_DBHOST_URL: dbhost.url,
     TEST_CONTROL_URL: control.url,
     TEST_LOG_FILE: logFile,
     TEST_WORK_DIR: workDir,
@@ -43,5 +47,5 @@ export default async function globalSetup(): Promise<void> {
     TEST_ORG_B: orgB.organization_uuid,
     TEST_TOKEN_B: orgB.token,
   });
-  (globalThis as Record<string, unknown>).__ENGINE_TEST__ = { temporal, database, esign, stack, control, workDir };
+  (globalThis as Record<string, unknown>).__ENGINE_TEST__ = { temporal, database, esign, dbhost, stack, control, workDir };
 }
