@@ -10,6 +10,7 @@ import { ConnectionsModule } from './connections/connections.module';
 import { ErrorFilter } from './common/error.filter';
 import type { AppConfig } from './config';
 import { HealthModule } from './health/health.module';
+import { LimitsModule } from './limits/limits.module';
 import type { Logger } from './logger';
 import { OpenApiModule } from './openapi/openapi.module';
 import { PluginsModule } from './plugins/plugins.module';
@@ -49,6 +50,7 @@ export class AppModule {
         CoreModule.forRoot(deps),
         HealthModule,
         AuthModule,
+        LimitsModule,
         CatalogModule,
         RunsModule,
         PluginsModule,

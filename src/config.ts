@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { parseAllowHttpHosts } from '../activities/outbound';
 import { projectRoot } from '../db/client';
+import { type LimitsConfig, loadLimits } from './limits/limits.config';
 
 /** Every setting the service reads, from the environment. The README lists them all. */
 export interface AppConfig {
@@ -20,6 +21,7 @@ export interface AppConfig {
   sseKeepAliveMs: number;
   logLevel: string;
   devBootstrap: boolean;
+  limits: LimitsConfig;
 }
 
 function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -69,6 +71,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     sseKeepAliveMs: int('SSE_KEEPALIVE_MS', 15_000, env),
     logLevel: env.LOG_LEVEL || 'info',
     devBootstrap: env.DEV_BOOTSTRAP === '1',
+    limits: loadLimits(env),
   };
 }
 

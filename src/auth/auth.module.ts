@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
 import { AuthController } from './auth.controller';
 import { AuthGuard } from './auth.guard';
 
 @Module({
   controllers: [AuthController],
-  providers: [{ provide: APP_GUARD, useClass: AuthGuard }],
+  providers: [AuthGuard],
+  exports: [AuthGuard],
 })
 export class AuthModule {}

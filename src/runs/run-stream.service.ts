@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { createSession } from 'better-sse';
 import type { Request, Response } from 'express';
 import type { Principal } from '../auth/principal';
+import { ApiError } from '../common/api-error';
 import { CONFIG, LOGGER } from '../common/di';
 import type { AppConfig } from '../config';
 import type { Logger } from '../logger';
@@ -30,6 +31,9 @@ const FAILURE_FIELDS = [
  */
 @Injectable()
 export class RunStreamService {
+  /** Open streams per token in this API process. */
+  private readonly open = new Map<string, number>();
+
   constructor(
     private readonly runs: RunsService,
     private readonly bus: TransitionBus,
@@ -39,6 +43,19 @@ export class RunStreamService {
 
   async stream(workflowId: string, principal: Principal, req: Request, res: Response): Promise<void> {
     await this.runs.requireRun(workflowId, principal);
+    const max = this.config.limits.streamsPerToken;
+    const opened = this.open.get(principal.user_id) ?? 0;
+    if (max > 0 && opened >= max) {
+      throw new ApiError(429, 'too_many_streams', `this token already has ${opened} open streams (limit ${max}); close one first`, null, {
+        'Retry-After': '1',
+      });
+    }
+    this.open.set(principal.user_id, opened + 1);
+    res.once('close', () => {
+      const left = (this.open.get(principal.user_id) ?? 1) - 1;
+      if (left > 0) this.open.set(principal.user_id, left);
+      else this.open.delete(principal.user_id);
+    });
     const session = await createSession(req, res, { keepAlive: this.config.sseKeepAliveMs });
     const lastEventId = Number.parseInt(session.lastId, 10);
     let sent = Number.isInteger(lastEventId) && lastEventId > 0 ? lastEventId : 0;

@@ -57,6 +57,7 @@ export class RunsService {
   /** Starts a run; `replayed` says an Idempotency-Key matched an earlier identical request. */
   async start(principal: Principal, rawBody: unknown, idempotencyKey?: string) {
     const body = parseOrThrow(startBodySchema, rawBody);
+    this.checkInitialDataShape(body.initial_data);
     const def = this.catalog.require(body.workflow_type);
     this.checkInitialData(def, body.initial_data, principal);
     if (idempotencyKey === undefined) return { result: await this.launch(def, body, principal, newRunId()), replayed: false };
@@ -84,6 +85,25 @@ export class RunsService {
       if (existing) return { result: startResult(existing), replayed: true };
     }
     return { result: await this.launch(def, body, principal, entry.workflowId), replayed: false };
+  }
+
+  /** Bounds what a run carries through Temporal and the projection, before any schema work. */
+  private checkInitialDataShape(data: RunData) {
+    const { initialDataMaxBytes, initialDataMaxDepth } = this.config.limits;
+    const bytes = Buffer.byteLength(JSON.stringify(data));
+    if (bytes > initialDataMaxBytes) {
+      throw validationFailed([
+        { field: 'initial_data', rule: 'max_size', message: `is ${bytes} bytes of JSON; the limit is ${initialDataMaxBytes}` },
+      ]);
+    }
+    const depth = (value: unknown): number =>
+      value !== null && typeof value === 'object' ? 1 + Math.max(0, ...Object.values(value).map(depth)) : 0;
+    const found = depth(data);
+    if (found > initialDataMaxDepth) {
+      throw validationFailed([
+        { field: 'initial_data', rule: 'max_depth', message: `nests ${found} levels deep; the limit is ${initialDataMaxDepth}` },
+      ]);
+    }
   }
 
   private checkInitialData(def: WorkflowDefinition, data: RunData, principal: Principal) {

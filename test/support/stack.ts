@@ -52,6 +52,7 @@ export class Stack {
       LOG_LEVEL: 'info',
       WORKFLOW_BUNDLE_PATH: path.join(this.root, 'dist', 'workflow-bundle.js'),
       ENGINE_SECRET_KEY: this.secretKey,
+      SSE_MAX_STREAMS_PER_TOKEN: '5',
       ...this.options.extraEnv,
     };
     if (this.options.databaseUrl) env.DATABASE_URL = this.options.databaseUrl;
