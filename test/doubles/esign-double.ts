@@ -14,7 +14,15 @@ import type { AddressInfo } from 'node:net';
  */
 export const ESIGN_VALID_TOKEN = 'esign-double-valid-token-5f1c';
 
-const RESOURCES = {
+/** The provider's documented bodies, exported so tests compare against exactly what was sent. */
+export const ESIGN_BODIES = {
+  authFailed: { errorCode: 'USER_AUTHENTICATION_FAILED', message: 'One or both of Username and Password are invalid. Invalid access token' },
+  notFound: { errorCode: 'RESOURCE_NOT_FOUND', message: 'The URL provided does not resolve to a resource.' },
+  unavailable: { errorCode: 'SERVICE_UNAVAILABLE', message: 'The service is temporarily unavailable.' },
+  serverError: { errorCode: 'INTERNAL_SERVER_ERROR', message: 'An unexpected error occurred.' },
+};
+
+export const ESIGN_RESOURCES = {
   resources: [
     { name: 'accounts', value: '/v2.1/accounts' },
     { name: 'billing_plans', value: '/v2.1/billing_plans' },
@@ -44,7 +52,7 @@ export async function startEsignDouble(): Promise<{ url: string; close(): Promis
     }
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
   };
-  const authFailed = { errorCode: 'USER_AUTHENTICATION_FAILED', message: 'One or both of Username and Password are invalid. Invalid access token' };
+  const { authFailed, notFound, unavailable, serverError } = ESIGN_BODIES;
 
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://double');
@@ -58,7 +66,7 @@ export async function startEsignDouble(): Promise<{ url: string; close(): Promis
 
     if (req.method === 'GET' && url.pathname === '/api/v2.1') {
       if (authorization && !tokenOk) return send(res, 401, authFailed);
-      return send(res, 200, RESOURCES);
+      return send(res, 200, ESIGN_RESOURCES);
     }
     const del = DELETE_PATH.exec(url.pathname);
     if (req.method === 'DELETE' && del) {
@@ -71,11 +79,11 @@ export async function startEsignDouble(): Promise<{ url: string; close(): Promis
         case 'ok':
           return send(res, 204);
         case 'missing':
-          return send(res, 404, { errorCode: 'RESOURCE_NOT_FOUND', message: 'The URL provided does not resolve to a resource.' });
+          return send(res, 404, notFound);
         case 'flaky':
-          return count === 1 ? send(res, 500, { errorCode: 'INTERNAL_SERVER_ERROR', message: 'An unexpected error occurred.' }) : send(res, 204);
+          return count === 1 ? send(res, 500, serverError) : send(res, 204);
         case 'down':
-          return send(res, 503, { errorCode: 'SERVICE_UNAVAILABLE', message: 'The service is temporarily unavailable.' });
+          return send(res, 503, unavailable);
         case 'hang':
           hanging.add(res);
           return;
@@ -85,10 +93,10 @@ export async function startEsignDouble(): Promise<{ url: string; close(): Promis
         case 'once401':
           return count === 1 ? send(res, 401, authFailed) : send(res, 204);
         default:
-          return send(res, 404, { errorCode: 'RESOURCE_NOT_FOUND', message: 'The URL provided does not resolve to a resource.' });
+          return send(res, 404, notFound);
       }
     }
-    send(res, 404, { errorCode: 'RESOURCE_NOT_FOUND', message: 'The URL provided does not resolve to a resource.' });
+    send(res, 404, notFound);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

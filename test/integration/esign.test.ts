@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
+import { ESIGN_BODIES, ESIGN_RESOURCES, ESIGN_VALID_TOKEN } from '../doubles/esign-double';
 import { api, esignCalls, readStream, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
 
 /**
@@ -23,20 +23,8 @@ const WRONG_TOKEN = `${uniqueId('wrong-esign-token')}-zq7`;
 
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-const AUTH_FAILED = {
-  errorCode: 'USER_AUTHENTICATION_FAILED',
-  message: 'One or both of Username and Password are invalid. Invalid access token',
-};
-const NOT_FOUND = { errorCode: 'RESOURCE_NOT_FOUND', message: 'The URL provided does not resolve to a resource.' };
-const UNAVAILABLE = { errorCode: 'SERVICE_UNAVAILABLE', message: 'The service is temporarily unavailable.' };
-const RESOURCES = {
-  resources: [
-    { name: 'accounts', value: '/v2.1/accounts' },
-    { name: 'billing_plans', value: '/v2.1/billing_plans' },
-    { name: 'current_user', value: '/v2.1/current_user' },
-    { name: 'login_information', value: '/v2.1/login_information' },
-  ],
-};
+const { authFailed: AUTH_FAILED, notFound: NOT_FOUND, unavailable: UNAVAILABLE } = ESIGN_BODIES;
+const RESOURCES = ESIGN_RESOURCES;
 
 type Call = { method: string; path: string; authorization: string | null; at: number };
 

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
+import { ESIGN_RESOURCES, ESIGN_VALID_TOKEN } from '../doubles/esign-double';
 import { api, esignCalls, readStream, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
 
 // The integration project's `testTimeout` in jest.config.js is not applied (Jest reads it
@@ -11,14 +11,7 @@ const DELETE = 'esign.authorizations.delete-user-authorization';
 const RESOURCES = 'esign.resources.get-resource-information';
 const ONE_MIB = 1024 * 1024;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const RESOURCE_LIST = {
-  resources: [
-    { name: 'accounts', value: '/v2.1/accounts' },
-    { name: 'billing_plans', value: '/v2.1/billing_plans' },
-    { name: 'current_user', value: '/v2.1/current_user' },
-    { name: 'login_information', value: '/v2.1/login_information' },
-  ],
-};
+const RESOURCE_LIST = ESIGN_RESOURCES;
 /** The run view of the spec; the implementation also returns `version` (see the report). */
 const RUN_FIELDS = [
   'workflow_id',
@@ -186,9 +179,9 @@ describe('POST /api/workflows/start', () => {
       const ofLength = (n: number) => head + 'x'.repeat(n - head.length - tail.length) + tail;
 
       const atLimit = await api('/api/workflows/start', { token: org.token, rawBody: ofLength(ONE_MIB) });
-      expect(atLimit.status).toBe(422); // read and validated: `pad` is not an input field
+      expect(atLimit.status).toBe(422); // read, then refused by the initial_data size cap (64 KiB)
       expect(atLimit.body.error.details).toEqual([
-        { field: 'initial_data.pad', rule: 'unknown_field', message: 'is not a field of this schema' },
+        { field: 'initial_data', rule: 'max_size', message: expect.stringContaining('the limit is 65536') },
       ]);
 
       const over = await api('/api/workflows/start', { token: org.token, rawBody: ofLength(ONE_MIB + 1) });

@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { ConnectionStore } from '../../activities/connections';
@@ -12,10 +11,10 @@ import { createEsignActivities } from '../../activities/esign';
 import { createProjection } from '../../activities/projection';
 import { SecretBox } from '../../activities/secret-box';
 import { type DatabaseHandle, openDatabase, projectRoot } from '../../db/client';
-import { SEARCH_ATTRIBUTES } from '../../workflows/constants';
 import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
 import { DBHOST_VALID_TOKEN, startDbhostDouble } from '../doubles/dbhost-double';
 import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
+import { localEnv } from '../support/temporal-test-env';
 
 /**
  * Not part of `make test`: `make record-histories` runs each workflow type
@@ -36,13 +35,7 @@ describe('record workflow histories', () => {
   let running: Promise<void>;
 
   beforeAll(async () => {
-    env = await TestWorkflowEnvironment.createLocal({
-      server: { executable: { type: 'existing-path', path: TEMPORAL } },
-    });
-    await env.connection.operatorService.addSearchAttributes({
-      namespace: 'default',
-      searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((k) => [k.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
-    });
+    env = await localEnv();
     database = await openDatabase({});
     await database.migrate();
     double = await startEsignDouble();

@@ -1,18 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { ConnectionStore } from '../../activities/connections';
 import { createDbhostActivities } from '../../activities/dbhost';
 import { SecretBox } from '../../activities/secret-box';
-import { type DatabaseHandle, openDatabase, projectRoot } from '../../db/client';
-import { SEARCH_ATTRIBUTES } from '../../workflows/constants';
+import { type DatabaseHandle, openDatabase } from '../../db/client';
 import type { EngineWorkflowInput, FailedRunDetails, TransitionEvent } from '../../workflows/runtime/contract';
 import type { RunData } from '../../workflows/runtime/definition';
 import { DBHOST_VALID_TOKEN, doubleEndpoints, startDbhostDouble } from '../doubles/dbhost-double';
+import { timeSkippingEnv } from '../support/temporal-test-env';
 
 /**
  * The two database-host types, with their real definitions and real activities
@@ -43,13 +41,7 @@ describe('dbhost workflow types on the time-skipping server', () => {
   const conn = { ok: '', wrongToken: '', esign: '', otherOrg: '', apiV2Root: '' };
 
   beforeAll(async () => {
-    env = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: { type: 'existing-path', path: path.join(projectRoot(), '.venv', 'bin', 'temporal-test-server') } },
-    });
-    await env.connection.operatorService.addSearchAttributes({
-      namespace: 'default',
-      searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((k) => [k.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
-    });
+    env = await timeSkippingEnv();
     database = await openDatabase({});
     await database.migrate();
     double = await startDbhostDouble();

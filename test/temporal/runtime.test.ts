@@ -1,12 +1,9 @@
-import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { temporal } from '@temporalio/proto';
-import { projectRoot } from '../../db/client';
-import { SEARCH_ATTRIBUTES } from '../../workflows/constants';
 import type { FailedRunDetails, ProjectionActivities, RunStartedEvent, TransitionEvent } from '../../workflows/runtime/contract';
+import { timeSkippingEnv } from '../support/temporal-test-env';
 import type { ProbeActivities } from './fixtures/machines';
 
 /**
@@ -38,13 +35,7 @@ describe('state-machine runtime', () => {
   };
 
   beforeAll(async () => {
-    env = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: { type: 'existing-path', path: path.join(projectRoot(), '.venv', 'bin', 'temporal-test-server') } },
-    });
-    await env.connection.operatorService.addSearchAttributes({
-      namespace: 'default',
-      searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((k) => [k.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
-    });
+    env = await timeSkippingEnv();
     worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue: 'runtime-test',

@@ -38,6 +38,7 @@ describe('SecretBox', () => {
     const hex = randomBytes(32).toString('hex');
     expect(loadMasterKey({ ENGINE_SECRET_KEY: hex }, dir, false).toString('hex')).toBe(hex);
     expect(() => loadMasterKey({ ENGINE_SECRET_KEY: 'short' }, dir, false)).toThrow(/32 bytes/);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });
 

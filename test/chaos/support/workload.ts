@@ -1,0 +1,160 @@
+import { ESIGN_VALID_TOKEN } from '../../doubles/esign-double';
+import type { ChaosStack, Disruption } from './chaos-stack';
+import { uid } from './chaos-stack';
+
+export const DELETE = 'esign.authorizations.delete-user-authorization';
+export const RESOURCES = 'esign.resources.get-resource-information';
+export const ENDPOINTS = 'dbhost.endpoints.list';
+export const WAIT = 'dbhost.operations.wait';
+
+/** One run the suite started, what it must end as, and the provider path whose calls it checks. */
+export interface PlannedRun {
+  kind: 'delete-ok' | 'delete-flaky' | 'resources' | 'endpoints' | 'endpoints-flaky' | 'wait';
+  workflowType: string;
+  input: Record<string, unknown>;
+  /** The DELETE path: its 2xx answers are what must happen once. */
+  deletePath?: string;
+  id?: string;
+}
+
+export const KINDS: PlannedRun['kind'][] = ['delete-ok', 'delete-flaky', 'resources', 'endpoints', 'endpoints-flaky', 'wait'];
+
+/** A run of `kind` against the chaos provider; `reads` is how many polls a wait takes to see `finished`. */
+export function planRun(chaos: ChaosStack, kind: PlannedRun['kind'], options: { reads?: number; pollInterval?: number } = {}): PlannedRun {
+  const id = uid();
+  switch (kind) {
+    case 'delete-ok':
+    case 'delete-flaky': {
+      const authorizationid = `${kind === 'delete-ok' ? 'ok' : 'flaky'}-${id}`;
+      const input = { base_url: chaos.provider.esignUrl, api_token: ESIGN_VALID_TOKEN, accountid: '4711', userid: `user-${id}`, authorizationid };
+      return { kind, workflowType: DELETE, input, deletePath: `/api/v2.1/accounts/4711/users/user-${id}/authorization/${authorizationid}` };
+    }
+    case 'resources':
+      return { kind, workflowType: RESOURCES, input: { base_url: chaos.provider.esignUrl } };
+    case 'endpoints':
+    case 'endpoints-flaky':
+      return {
+        kind,
+        workflowType: ENDPOINTS,
+        input: { connection_uuid: chaos.dbhostConnection, dbhost_project_id: `${kind === 'endpoints' ? 'proj' : 'flaky'}-${id}` },
+      };
+    case 'wait':
+      return {
+        kind,
+        workflowType: WAIT,
+        input: {
+          connection_uuid: chaos.dbhostConnection,
+          dbhost_project_id: `proj-${id}`,
+          dbhost_operation_id: `finishes-${options.reads ?? 3}-${id}`,
+          poll_interval: options.pollInterval ?? 1,
+          timeout_seconds: 600,
+        },
+      };
+  }
+}
+
+/** Round-robin over the kinds: a mixed workload of n runs. */
+export function planMixed(chaos: ChaosStack, n: number, options: { reads?: number } = {}): PlannedRun[] {
+  return Array.from({ length: n }, (_, i) => planRun(chaos, KINDS[i % KINDS.length], options));
+}
+
+export interface RunCheck {
+  id: string;
+  kind: string;
+  status: string;
+  transitions: number;
+  problems: string[];
+}
+
+/**
+ * What every run must satisfy once it ended: COMPLETED (nothing in these
+ * workloads may fail), a history whose seq runs 1..n with no gap and no
+ * duplicate, each transition leaving the state the previous one entered, the
+ * last one entering COMPLETED; for a wait, one poll transition per poll_count.
+ */
+export function checkRun(planned: PlannedRun, run: any, history: any[]): RunCheck {
+  const problems: string[] = [];
+  const seqs = history.map((t) => t.seq);
+  const expected = seqs.map((_, i) => i + 1);
+  if (JSON.stringify(seqs) !== JSON.stringify(expected)) problems.push(`seq ${JSON.stringify(seqs)} is not 1..${seqs.length}`);
+  if (new Set(seqs).size !== seqs.length) problems.push('duplicate seq');
+  history.forEach((t, i) => {
+    const from = i === 0 ? 'PENDING' : history[i - 1].to;
+    if (t.from !== from) problems.push(`transition ${t.seq} leaves ${t.from}, expected ${from}`);
+  });
+  if (!run.is_terminal) problems.push(`not terminal: ${run.state_name}`);
+  if (run.status !== 'COMPLETED') {
+    const sd = run.state_data ?? {};
+    problems.push(`ended ${run.status} (${sd.failure_type}: ${sd.failure_reason})`);
+  }
+  if (history.length && history[history.length - 1].to !== run.state_name) problems.push(`last transition enters ${history.at(-1).to}, run is ${run.state_name}`);
+  if (planned.kind === 'wait' && run.status === 'COMPLETED') {
+    const polls = history.filter((t) => t.action === 'poll').length;
+    if (polls !== run.state_data?.poll_count) problems.push(`${polls} poll transitions, poll_count ${run.state_data?.poll_count}`);
+    if (history[0]?.action !== 'start' || history.at(-1)?.action !== 'finish') problems.push('wait history is not start … finish');
+  } else if (planned.kind !== 'wait' && run.status === 'COMPLETED') {
+    if (history.length !== 1 || history[0].action !== 'execute') problems.push(`atomic history ${history.map((t) => t.action).join(',')}`);
+  }
+  if (planned.deletePath && run.status === 'COMPLETED' && run.state_data?.status_code !== 204) problems.push(`status_code ${run.state_data?.status_code}`);
+  return { id: planned.id!, kind: planned.kind, status: run.status, transitions: history.length, problems };
+}
+
+export interface DeleteAudit {
+  paths: number;
+  /** 2xx answers actually delivered (the caller was still there when the answer was written). */
+  answered2xx: number;
+  /** Calls cut off in flight by a kill: retried, harmlessly, since no answer reached anyone. */
+  cutOff: number;
+  /** A 2xx answer repeated after a worker or Temporal disruption between the answer and the repeat. */
+  explainedRepeats: number;
+  /** A 2xx answer repeated with no disruption in between: a completed call done twice. */
+  duplicates: string[];
+  /** A completed DELETE run whose path never got a 2xx answer. */
+  missing: string[];
+}
+
+/**
+ * The DELETE must happen once per completed attempt. What is counted: per path,
+ * the calls the provider answered 2xx and whose answer was delivered. Each must
+ * be exactly one, except when a worker kill or a Temporal restart falls between
+ * a delivered 2xx and the next call on that path: Temporal activities are
+ * at-least-once, and a worker that dies after the answer but before Temporal
+ * recorded the completion leaves an attempt that did not complete; its retry is
+ * reported as an explained repeat. A repeat with no such disruption in between
+ * is a duplicate, and a completed run with no delivered 2xx is missing.
+ */
+export function auditDeletes(chaos: ChaosStack, planned: PlannedRun[], explainers: Disruption['kind'][]): DeleteAudit {
+  const audit: DeleteAudit = { paths: 0, answered2xx: 0, cutOff: 0, explainedRepeats: 0, duplicates: [], missing: [] };
+  for (const p of planned) {
+    if (!p.deletePath) continue;
+    audit.paths += 1;
+    const calls = chaos.provider.callsTo(p.deletePath);
+    audit.cutOff += calls.filter((c) => c.cutOff).length;
+    const answered = calls.filter((c) => !c.cutOff && c.status !== undefined && c.status >= 200 && c.status < 300);
+    audit.answered2xx += answered.length;
+    if (!answered.length) audit.missing.push(`${p.id} ${p.deletePath}`);
+    for (let i = 1; i < answered.length; i++) {
+      const prev = answered[i - 1];
+      const next = answered[i];
+      const between = calls.filter((c) => c.arrivedAt > (prev.answeredAt ?? prev.arrivedAt) && c.arrivedAt <= next.arrivedAt);
+      const retryStart = between[0]?.arrivedAt ?? next.arrivedAt;
+      if (chaos.disruptedBetween(prev.answeredAt ?? prev.arrivedAt, retryStart, explainers).length) audit.explainedRepeats += 1;
+      else audit.duplicates.push(`${p.id} ${p.deletePath}: 2xx at ${prev.answeredAt} and again at ${next.answeredAt}`);
+    }
+  }
+  return audit;
+}
+
+export const mode = process.env.CHAOS_MODE === 'full' ? 'full' : 'short';
+
+/** Writes straight to stdout, outside jest's console buffering, so the lines read as a report. */
+export function report(scenario: string, lines: string[]): void {
+  const prefix = `chaos[${mode}] ${scenario}:`;
+  process.stdout.write(`\n${lines.map((l) => `${prefix} ${l}`).join('\n')}\n`);
+}
+
+export function pct(values: number[], p: number): number {
+  if (!values.length) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
