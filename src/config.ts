@@ -14,6 +14,8 @@ export interface AppConfig {
   temporalUiUrl: string;
   /** Origins (scheme://host[:port]) of Temporal UIs allowed to call /api/temporal-codec from the browser. */
   temporalUiOrigins: string[];
+  /** Organizations whose members may use /api/temporal-codec; empty means every organization's. */
+  codecOrganizations: string[];
   allowHttpHosts: string[];
   esignApiToken?: string;
   providerTimeoutMs: number;
@@ -64,6 +66,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
     temporalUiUrl: env.TEMPORAL_UI_URL || 'http://127.0.0.1:8233',
     temporalUiOrigins: parseOrigins(env.TEMPORAL_UI_ORIGINS || 'http://127.0.0.1:8233,http://localhost:8233'),
+    codecOrganizations: (env.TEMPORAL_CODEC_ORGANIZATIONS ?? '').split(',').map((o) => o.trim()).filter(Boolean),
     allowHttpHosts: parseAllowHttpHosts(env.ALLOW_HTTP_HOSTS),
     esignApiToken: env.ESIGN_API_TOKEN || undefined,
     providerTimeoutMs: int('PROVIDER_TIMEOUT_MS', 10_000, env),

@@ -4,7 +4,8 @@ import type { Payload, PayloadCodec } from '@temporalio/common';
 import { PayloadDecryptionError } from '../../activities/payload-codec';
 import { CurrentPrincipal, type Principal } from '../auth/principal';
 import { ApiError } from '../common/api-error';
-import { LOGGER, TEMPORAL_CLIENT } from '../common/di';
+import { CONFIG, LOGGER, TEMPORAL_CLIENT } from '../common/di';
+import type { AppConfig } from '../config';
 import type { Logger } from '../logger';
 import { payloadsFromJson, payloadsToJson } from './payload-json';
 
@@ -22,6 +23,7 @@ export class TemporalCodecController {
   constructor(
     @Inject(TEMPORAL_CLIENT) temporal: Client,
     @Inject(LOGGER) private readonly log: Logger,
+    @Inject(CONFIG) private readonly config: AppConfig,
   ) {
     this.codecs = temporal.options.loadedDataConverter.payloadCodecs;
   }
@@ -29,6 +31,7 @@ export class TemporalCodecController {
   @Post('decode')
   @HttpCode(200)
   async decode(@CurrentPrincipal() principal: Principal, @Body() body: unknown, @Headers('x-namespace') namespace?: string) {
+    this.authorize(principal);
     const payloads = payloadsFromJson(body);
     const decoded = await this.apply(payloads, 'decode');
     // An audit line: who read decrypted payloads (never what they were).
@@ -41,8 +44,20 @@ export class TemporalCodecController {
 
   @Post('encode')
   @HttpCode(200)
-  async encode(@Body() body: unknown) {
+  async encode(@CurrentPrincipal() principal: Principal, @Body() body: unknown) {
+    this.authorize(principal);
     return payloadsToJson(await this.apply(payloadsFromJson(body), 'encode'));
+  }
+
+  /**
+   * One key encrypts every organization's payloads, so decoding is a
+   * platform power: TEMPORAL_CODEC_ORGANIZATIONS names who holds it.
+   */
+  private authorize(principal: Principal) {
+    const allowed = this.config.codecOrganizations;
+    if (allowed.length && !allowed.includes(principal.organization_uuid)) {
+      throw new ApiError(403, 'codec_forbidden', 'this organization may not use the codec endpoint (TEMPORAL_CODEC_ORGANIZATIONS)');
+    }
   }
 
   /** One payload at a time, so an error names the payload; decoding runs the codecs in reverse, as the SDK does. */

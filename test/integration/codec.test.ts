@@ -9,6 +9,7 @@ import { createDataConverter, ENCRYPTED_ENCODING, EncryptionCodec, KEY_ID_METADA
 import { esignGetResourceInformation, TASK_QUEUE, type EngineWorkflowInput } from '../../workflows';
 import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
 import { api, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
+import { ExtraApi } from '../support/extra-api';
 import { temporalBinary } from '../support/temporal-server';
 
 /**
@@ -358,6 +359,34 @@ describe('the Temporal payload codec', () => {
 
       const get = await api(`${CODEC}/decode`);
       expect(get.status).toBe(404);
+    });
+  });
+
+  describe('with TEMPORAL_CODEC_ORGANIZATIONS set', () => {
+    const extra = new ExtraApi({ TEMPORAL_ADDRESS: stackEnv.temporalAddress });
+    let platform: { organization_uuid: string; token: string };
+    let tenant: { organization_uuid: string; token: string };
+    const decode = (token: string) =>
+      fetch(`${extra.url}${CODEC}/decode`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ payloads: [] }),
+      });
+
+    beforeAll(async () => {
+      // Organizations exist before the API starts (the CLI opens the database itself), as in a real deployment.
+      platform = JSON.parse(extra.cli(['org', 'create', uniqueId('platform'), '--json']));
+      tenant = JSON.parse(extra.cli(['org', 'create', uniqueId('tenant'), '--json']));
+      extra.env.TEMPORAL_CODEC_ORGANIZATIONS = platform.organization_uuid;
+      await extra.start();
+    });
+    afterAll(() => extra.stop());
+
+    it('only members of the listed organizations may decode or encode', async () => {
+      expect((await decode(platform.token)).status).toBe(200);
+      const refused = await decode(tenant.token);
+      expect(refused.status).toBe(403);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('codec_forbidden');
     });
   });
 
