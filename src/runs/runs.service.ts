@@ -33,6 +33,7 @@ export const listQuerySchema = z.strictObject({
 });
 
 const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+const RETRY_CLOSE_WAIT_MS = 5_000;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 type StartBody = z.output<typeof startBodySchema>;
@@ -256,20 +257,29 @@ export class RunsService {
     return startResult((await this.findRun(workflowId, row.organizationUuid))!);
   }
 
+  /**
+   * The projection records the failed transition just before the execution
+   * ends, so a retry can arrive while Temporal still says RUNNING: wait a
+   * moment for the failure rather than refusing.
+   */
   private async failedRunDetails(workflowId: string): Promise<Required<FailedRunDetails>> {
     const handle = this.temporal.workflow.getHandle(workflowId);
-    const description = await handle.describe();
-    if (description.status.name !== 'FAILED') {
-      throw new ApiError(409, 'not_failed', `the run's execution is ${description.status.name}, not FAILED`);
-    }
+    let timer: NodeJS.Timeout | undefined;
+    const stillRunning = new Promise<'running'>((resolve) => {
+      timer = setTimeout(() => resolve('running'), RETRY_CLOSE_WAIT_MS);
+    });
     try {
-      await handle.result();
+      const outcome = await Promise.race([handle.result().then(() => 'completed' as const), stillRunning]);
+      throw new ApiError(409, 'not_failed', `the run's execution is ${outcome === 'running' ? 'still running' : 'completed'}, not FAILED`);
     } catch (err) {
+      if (err instanceof ApiError) throw err;
       const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
       const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as FailedRunDetails | undefined) : undefined;
       if (details?.checkpoint) return { checkpoint: details.checkpoint, output: details.output };
+      throw new ApiError(409, 'not_retryable', 'this run cannot be re-driven (its input was invalid or it was cancelled): start a new run');
+    } finally {
+      clearTimeout(timer);
     }
-    throw new ApiError(409, 'not_retryable', 'this run cannot be re-driven (its input was invalid or it was cancelled): start a new run');
   }
 }
 

@@ -523,4 +523,13 @@ describe('POST /api/workflows/{id}/retry', () => {
     // Still one run with that id in the listing.
     expect((await listAll(stackEnv.tokenA)).filter((r) => r.workflow_id === id)).toHaveLength(1);
   });
+  it('a retry sent the moment the stream reports failed is accepted (the execution may not have closed yet)', async () => {
+    const input = deleteInput('once401');
+    const id = await startRun(DELETE, input);
+    const stream = await readStream(id);
+    expect(stream.events.at(-1)?.event).toBe('failed');
+    const res = await api(`/api/workflows/${id}/retry`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect((await waitForTerminal(id)).status).toBe('COMPLETED');
+  });
 });
