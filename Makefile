@@ -1,6 +1,6 @@
 # Entry points; the work is done by the scripts under scripts/.
 .DEFAULT_GOAL := help
-.PHONY: help up test build bootstrap temporal clean record-histories
+.PHONY: help up test bench fuzz chaos build bootstrap temporal clean record-histories
 
 help: ## List the targets
 	@echo "Usage: make <target>"
@@ -11,6 +11,16 @@ up: ## Install, build, start the Temporal dev server and run API + worker (Ctrl-
 
 test: ## Build, then run the unit, integration and temporal (in-process workflow) test suites
 	@scripts/test.sh
+
+bench: ## Run the benchmarks (tables on stdout, JSON in bench/results/); BENCH="start reads", BENCH_SCALE=2
+	@bench/run.sh
+
+fuzz: ## Schemathesis against the whole API and the runtime's fast-check properties, more examples than make test (FUZZ_MAX_EXAMPLES, FUZZ_SEED)
+	@scripts/fuzz.sh
+
+chaos: ## Fault injection, full form: worker and API kills, Temporal restarts, Postgres outages (with DATABASE_URL); make test runs a short form
+	@scripts/bootstrap.sh
+	CHAOS_MODE=full NODE_OPTIONS="$${NODE_OPTIONS:-} --experimental-vm-modules --disable-warning=ExperimentalWarning" npx --no-install jest --selectProjects chaos --runInBand
 
 build: ## Compile TypeScript to dist/ now (installs dependencies first if needed)
 	@rm -f dist/.bootstrap-stamp

@@ -17,6 +17,17 @@ module.exports = {
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
     { ...common, displayName: 'temporal', testMatch: ['<rootDir>/test/temporal/**/*.test.ts'] },
+    // Fault injection: each suite starts and abuses a stack of its own. CHAOS_MODE=full is
+    // `make chaos`; the short form runs in `make test`. Postgres outage needs DATABASE_URL.
+    {
+      ...common,
+      displayName: 'chaos',
+      testMatch: ['<rootDir>/test/chaos/**/*.test.ts'],
+      testPathIgnorePatterns: process.env.DATABASE_URL ? ['/node_modules/'] : ['/node_modules/', '/test/chaos/postgres-outage\\.test\\.ts$'],
+      globalSetup: '<rootDir>/test/chaos/global-setup.ts',
+    },
+    // Schemathesis against the whole API on a stack of its own: bounded in `make test`, more in `make fuzz`.
+    { ...common, displayName: 'fuzz', testMatch: ['<rootDir>/test/fuzz/**/*.test.ts'] },
     // Not in `make test`: writes test/histories (make record-histories).
     { ...common, displayName: 'record', testMatch: ['<rootDir>/test/record/**/*.test.ts'] },
   ],

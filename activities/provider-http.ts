@@ -97,7 +97,7 @@ async function send(
     const timedOut = name === 'TimeoutError' || name === 'AbortError';
     const message = timedOut
       ? `${request.provider} did not answer within ${config.timeoutMs} ms`
-      : `${request.provider} unreachable: ${(err as Error).message}`;
+      : `${request.provider} unreachable: ${withoutSecret(String((err as Error)?.message), request.bearer)}`;
     throw ApplicationFailure.retryable(message, timedOut ? 'timeout' : 'unreachable');
   }
   const body = await readBody(res);
@@ -108,4 +108,13 @@ async function send(
   const kept: ProviderResponse = { status_code: res.status, response: body };
   if (res.status >= 500 || res.status === 429) throw ApplicationFailure.retryable(message, type, kept);
   throw ApplicationFailure.nonRetryable(message, type, kept);
+}
+
+/**
+ * Failure messages are stored and shown in clear: a fetch error may quote the request's headers
+ * (undici rejects a token holding a line break or NUL with `Headers.append: "Bearer <token>" is an
+ * invalid header value`), so the token is cut out of it.
+ */
+function withoutSecret(message: string, secret: string | undefined): string {
+  return secret ? message.split(secret).join('[redacted]') : message;
 }

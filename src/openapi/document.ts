@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { definitions } from '../../workflows/registry';
 import { jsonSchema } from '../catalog/catalog.service';
+import { plugins } from '../plugins/plugins';
+import { listQuerySchema } from '../runs/runs.service';
+import { payloadsBody } from '../temporal-codec/payload-json';
 
 const errorBody = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown() }),
@@ -73,55 +76,112 @@ const connection = z.object({
   updated_at: z.string(),
 });
 const connectionCreated = z.object({ connection_uuid: z.string(), plugin: z.string(), name: z.string(), created_at: z.string() });
-const connectionCreate = z.object({
-  plugin: z.string(),
-  name: z.string().min(1).max(100),
-  secrets: z.record(z.string(), z.unknown()),
-  config: z.record(z.string(), z.unknown()).optional(),
-});
-const connectionUpdate = z.object({
-  name: z.string().min(1).max(100).optional(),
+/** The server trims names before checking their length: at least one non-blank character. */
+const connectionName = z.string().min(1).max(100).regex(/\S/);
+const connectionUpdate = z.strictObject({
+  name: connectionName.optional(),
   secrets: z.record(z.string(), z.unknown()).optional(),
   config: z.record(z.string(), z.unknown()).optional(),
 });
 const me = z.object({ user_id: z.string(), organization_uuid: z.string(), username: z.string(), token_type: z.string(), principal_type: z.string() });
 const health = z.object({ status: z.string(), temporal: z.string(), database: z.string() });
 
-function schema(s: z.ZodType) {
-  const { $schema: _ignored, ...rest } = jsonSchema(s, 'output') as Record<string, unknown>;
+function schema(s: z.ZodType, io: 'input' | 'output' = 'output') {
+  const { $schema: _ignored, ...rest } = jsonSchema(s, io) as Record<string, unknown>;
   return rest;
 }
 
-const json = (s: z.ZodType) => ({ 'application/json': { schema: schema(s) } });
-const errors = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((s) => [String(s), { description: 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }]));
-const ok = (s: z.ZodType, status = '200') => ({ [status]: { description: 'success', content: json(s) } });
+const json = (s: z.ZodType, io: 'input' | 'output' = 'output') => ({ 'application/json': { schema: schema(s, io) } });
+const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
+const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [String(s), { description: 'error', content: errorContent }]));
+const ok = (s: z.ZodType, status = '200', links?: Record<string, unknown>) => ({
+  [status]: { description: 'success', content: json(s), ...(links ? { links } : {}) },
+});
+
+/** Every authenticated route may answer 401 and, past a rate limit (or the open-stream limit), 429 with Retry-After. */
+const authenticated = {
+  '401': { description: 'missing, unknown or revoked bearer token', content: errorContent },
+  '429': {
+    description: 'rate limited',
+    headers: { 'Retry-After': { required: true, description: 'seconds', schema: { type: 'string', pattern: '^[0-9]+$' } } },
+    content: errorContent,
+  },
+};
+/** Routes with a JSON body: 400 malformed_json, 413 payload_too_large. */
+const withBody = errors(400, 413);
 
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
 const uuidParam = { name: 'uuid', in: 'path', required: true, schema: { type: 'string' } };
 const typeParam = { name: 'type', in: 'path', required: true, schema: { type: 'string' } };
+
+/** A query parameter documented from the zod schema the endpoint validates with. */
+function queryParam(name: string, s: z.ZodType) {
+  const inner = s instanceof z.ZodOptional || s instanceof z.ZodDefault ? (s.unwrap() as z.ZodType) : s;
+  return { name, in: 'query', required: false, schema: schema(inner, 'input') };
+}
+
+/** OpenAPI links: the ids an answer carries, fed to the operations that take them. */
+const link = (operationId: string, parameter: string, expression: string) => ({ operationId, parameters: { [parameter]: expression } });
+const runLinks = (expression: string) => ({
+  GetRun: link('getRun', 'id', expression),
+  GetRunHistory: link('getRunHistory', 'id', expression),
+  StreamRun: link('streamRun', 'id', expression),
+  RetryRun: link('retryRun', 'id', expression),
+});
+const typeLinks = (expression: string) => ({
+  GetType: link('getWorkflowType', 'type', expression),
+  GetTypeSchema: link('getWorkflowTypeSchema', 'type', expression),
+  GetTypePrerequisites: link('getWorkflowTypePrerequisites', 'type', expression),
+});
+const connectionLinks = (expression: string) => ({
+  GetConnection: link('getConnection', 'uuid', expression),
+  UpdateConnection: link('updateConnection', 'uuid', expression),
+  DeleteConnection: link('deleteConnection', 'uuid', expression),
+});
+
+/**
+ * One Server-Sent Event, as OpenAPI 3.2's itemSchema would put it (and as 3.1 tools such
+ * as schemathesis read `schema` for text/event-stream): `event`, `id` (the seq) and `data`
+ * (JSON text).
+ */
+const streamEvent = {
+  type: 'object',
+  required: ['event', 'data'],
+  properties: {
+    event: { enum: ['transition', 'completed', 'failed'] },
+    id: { type: 'string', pattern: '^[0-9]+$' },
+    data: {
+      type: 'string',
+      contentMediaType: 'application/json',
+      description:
+        'transition: {seq, from, to, action, at}; completed: {workflow_id, state_name, state_data}; failed: {workflow_id, state_name, error, state_data}',
+    },
+  },
+};
 
 /** Temporal's remote codec protocol (the Temporal UI's codec endpoint): Payloads as protobuf JSON, bytes in base64. */
 function temporalCodecPaths() {
   const payloads = z.object({
     payloads: z.array(z.object({ metadata: z.record(z.string(), z.string()).optional(), data: z.string().optional() })),
   });
-  const op = (summary: string) => ({
+  const op = (operationId: string, summary: string) => ({
+    operationId,
     summary,
     parameters: [{ name: 'X-Namespace', in: 'header', required: false, schema: { type: 'string' } }],
-    requestBody: { required: true, content: json(payloads) },
-    responses: { ...ok(payloads), ...errors(400, 401, 413, 422) },
+    requestBody: { required: true, content: json(payloadsBody, 'input') },
+    // 403 codec_forbidden: an organization outside TEMPORAL_CODEC_ORGANIZATIONS, when that is set.
+    responses: { ...ok(payloads), ...withBody, ...errors(403, 422), ...authenticated },
   });
   return {
-    '/api/temporal-codec/decode': { post: op('Decrypt Temporal payloads (binary/encrypted); others come back unchanged') },
-    '/api/temporal-codec/encode': { post: op('Encrypt Temporal payloads as the service does') },
+    '/api/temporal-codec/decode': { post: op('decodePayloads', 'Decrypt Temporal payloads (binary/encrypted); others come back unchanged') },
+    '/api/temporal-codec/encode': { post: op('encodePayloads', 'Encrypt Temporal payloads as the service does') },
   };
 }
 
 /** The OpenAPI 3.1 document, generated from the same zod schemas the API validates with. */
 export function buildOpenApiDocument() {
   const startBodies = definitions.map((d) => {
-    const { $schema: _ignored, ...input } = jsonSchema(d.input, 'input') as Record<string, unknown>;
+    const input = schema(d.input, 'input');
     return {
       type: 'object',
       title: d.workflow_type,
@@ -130,6 +190,19 @@ export function buildOpenApiDocument() {
       properties: { workflow_type: { const: d.workflow_type }, initial_data: input },
     };
   });
+  const connectionBodies = plugins.map((p) => ({
+    type: 'object',
+    title: p.name,
+    required: ['plugin', 'name', 'secrets'],
+    additionalProperties: false,
+    properties: {
+      plugin: { const: p.name },
+      name: schema(connectionName, 'input'),
+      secrets: schema(p.secrets, 'input'),
+      config: schema(p.config, 'input'),
+    },
+  }));
+  const q = listQuerySchema.shape;
   return {
     openapi: '3.1.0',
     info: {
@@ -145,90 +218,157 @@ export function buildOpenApiDocument() {
     },
     paths: {
       '/api/health': {
-        get: { summary: 'Health of the API and its dependencies', security: [], responses: { ...ok(health), '503': { description: 'a dependency is down', content: json(z.unknown()) } } },
+        get: {
+          operationId: 'getHealth',
+          summary: 'Health of the API and its dependencies',
+          security: [],
+          responses: { ...ok(health), '503': { description: 'a dependency is down', content: json(z.unknown()) } },
+        },
       },
-      '/api/auth/me': { get: { summary: 'Who the bearer token is', responses: { ...ok(me), ...errors(401) } } },
+      '/api/auth/me': { get: { operationId: 'getMe', summary: 'Who the bearer token is', responses: { ...ok(me), ...authenticated } } },
       '/api/workflows/types': {
         get: {
+          operationId: 'listWorkflowTypes',
           summary: 'List workflow types',
           parameters: [{ name: 'prefix', in: 'query', required: false, schema: { type: 'string' } }],
-          responses: { ...ok(typeList), ...errors(401) },
+          responses: { ...ok(typeList, '200', typeLinks('$response.body#/types/0/workflow_type')), ...authenticated },
         },
       },
       '/api/workflows/types/{type}': {
-        get: { summary: 'A workflow type definition', parameters: [typeParam], responses: { ...ok(definition), ...errors(401, 404) } },
+        get: {
+          operationId: 'getWorkflowType',
+          summary: 'A workflow type definition',
+          parameters: [typeParam],
+          responses: { ...ok(definition), ...errors(404), ...authenticated },
+        },
       },
       '/api/workflows/types/{type}/schema': {
-        get: { summary: 'Input and output JSON Schema', parameters: [typeParam], responses: { ...ok(typeSchema), ...errors(401, 404) } },
+        get: {
+          operationId: 'getWorkflowTypeSchema',
+          summary: 'Input and output JSON Schema',
+          parameters: [typeParam],
+          responses: { ...ok(typeSchema), ...errors(404), ...authenticated },
+        },
       },
       '/api/workflows/types/{type}/prerequisites': {
-        get: { summary: 'Setup guide', parameters: [typeParam], responses: { ...ok(prerequisites), ...errors(401, 404) } },
+        get: {
+          operationId: 'getWorkflowTypePrerequisites',
+          summary: 'Setup guide',
+          parameters: [typeParam],
+          responses: { ...ok(prerequisites), ...errors(404), ...authenticated },
+        },
       },
       '/api/workflows/start': {
         post: {
+          operationId: 'startRun',
           summary: 'Start a run',
-          parameters: [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } }],
+          parameters: [
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              required: false,
+              description: '1-255 printable ASCII characters; scoped per organization, kept 24 h',
+              schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+            },
+          ],
           requestBody: { required: true, content: { 'application/json': { schema: { oneOf: startBodies } } } },
-          responses: { ...ok(startResult, '201'), ...errors(400, 401, 403, 404, 409, 413, 422) },
+          responses: {
+            ...ok(startResult, '201', runLinks('$response.body#/workflow_id')),
+            ...withBody,
+            ...errors(403, 404, 409, 422),
+            ...authenticated,
+          },
         },
       },
       '/api/workflows': {
         get: {
+          operationId: 'listRuns',
           summary: "The organization's runs, newest first",
           parameters: [
-            { name: 'workflow_type', in: 'query', required: false, schema: { type: 'string' } },
-            { name: 'status', in: 'query', required: false, schema: { enum: ['RUNNING', 'COMPLETED', 'FAILED'] } },
-            { name: 'state_name', in: 'query', required: false, schema: { type: 'string' } },
-            { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100 } },
-            { name: 'cursor', in: 'query', required: false, schema: { type: 'string' } },
+            queryParam('workflow_type', q.workflow_type),
+            queryParam('status', q.status),
+            queryParam('state_name', q.state_name),
+            { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+            { ...queryParam('cursor', q.cursor), description: 'next_cursor of the previous page' },
           ],
-          responses: { ...ok(z.object({ runs: z.array(run), next_cursor: z.string().nullable() })), ...errors(401, 422) },
+          responses: {
+            ...ok(z.object({ runs: z.array(run), next_cursor: z.string().nullable() }), '200', runLinks('$response.body#/runs/0/workflow_id')),
+            ...errors(422),
+            ...authenticated,
+          },
         },
       },
       '/api/workflows/{id}': {
-        get: { summary: 'A run', parameters: [idParam], responses: { ...ok(run), ...errors(401, 404) } },
+        get: { operationId: 'getRun', summary: 'A run', parameters: [idParam], responses: { ...ok(run), ...errors(404), ...authenticated } },
       },
       '/api/workflows/{id}/history': {
         get: {
+          operationId: 'getRunHistory',
           summary: 'Every transition of a run, in order',
           parameters: [idParam],
-          responses: { ...ok(z.object({ workflow_id: z.string(), transitions: z.array(transition) })), ...errors(401, 404) },
+          responses: { ...ok(z.object({ workflow_id: z.string(), transitions: z.array(transition) })), ...errors(404), ...authenticated },
         },
       },
       '/api/workflows/{id}/stream': {
         get: {
+          operationId: 'streamRun',
           summary: 'Server-Sent Events: history, live transitions, then completed or failed',
           parameters: [idParam, { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } }],
-          responses: { '200': { description: 'event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errors(401, 404) },
+          responses: {
+            '200': { description: 'event stream; the server closes it after completed or failed', content: { 'text/event-stream': { schema: streamEvent } } },
+            ...errors(404),
+            ...authenticated,
+          },
         },
       },
       '/api/workflows/{id}/retry': {
-        post: { summary: 'Re-drive a FAILED run from its last good state', parameters: [idParam], responses: { ...ok(startResult), ...errors(401, 404, 409) } },
+        post: {
+          operationId: 'retryRun',
+          summary: 'Re-drive a FAILED run from its last good state',
+          parameters: [idParam],
+          responses: { ...ok(startResult), ...errors(404, 409), ...authenticated },
+        },
       },
       '/api/plugins': {
-        get: { summary: 'Provider families and their credential fields', responses: { ...ok(pluginList), ...errors(401) } },
+        get: { operationId: 'listPlugins', summary: 'Provider families and their credential fields', responses: { ...ok(pluginList), ...authenticated } },
       },
       '/api/connections': {
         get: {
+          operationId: 'listConnections',
           summary: "The organization's connections (never their secrets)",
           parameters: [{ name: 'plugin', in: 'query', required: false, schema: { type: 'string' } }],
-          responses: { ...ok(z.object({ connections: z.array(connection) })), ...errors(401) },
+          responses: {
+            ...ok(z.object({ connections: z.array(connection) }), '200', connectionLinks('$response.body#/connections/0/connection_uuid')),
+            ...authenticated,
+          },
         },
         post: {
+          operationId: 'createConnection',
           summary: 'Store a credential for one plugin (secrets encrypted at rest)',
-          requestBody: { required: true, content: json(connectionCreate) },
-          responses: { ...ok(connectionCreated, '201'), ...errors(400, 401, 409, 413, 422) },
+          requestBody: { required: true, content: { 'application/json': { schema: { oneOf: connectionBodies } } } },
+          responses: {
+            ...ok(connectionCreated, '201', connectionLinks('$response.body#/connection_uuid')),
+            ...withBody,
+            ...errors(409, 422),
+            ...authenticated,
+          },
         },
       },
       '/api/connections/{uuid}': {
-        get: { summary: 'A connection', parameters: [uuidParam], responses: { ...ok(connection), ...errors(401, 404) } },
+        get: { operationId: 'getConnection', summary: 'A connection', parameters: [uuidParam], responses: { ...ok(connection), ...errors(404), ...authenticated } },
         patch: {
-          summary: 'Rename, reconfigure or rotate secrets',
+          operationId: 'updateConnection',
+          summary: "Rename, reconfigure or rotate secrets (validated against the connection's plugin)",
           parameters: [uuidParam],
-          requestBody: { required: true, content: json(connectionUpdate) },
-          responses: { ...ok(connection), ...errors(400, 401, 404, 409, 422) },
+          requestBody: { required: true, content: json(connectionUpdate, 'input') },
+          responses: { ...ok(connection), ...withBody, ...errors(404, 409, 422), ...authenticated },
         },
-        delete: { summary: 'Delete a connection', parameters: [uuidParam], responses: { '204': { description: 'deleted' }, ...errors(401, 404) } },
+        delete: {
+          operationId: 'deleteConnection',
+          summary: 'Delete a connection',
+          parameters: [uuidParam],
+          responses: { '204': { description: 'deleted' }, ...errors(404), ...authenticated },
+        },
       },
       ...temporalCodecPaths(),
     },

@@ -45,7 +45,9 @@ export const plugins: readonly PluginDefinition[] = [
       })
       .refine((s) => s.webhook_secret !== undefined || Object.keys(s.webhook_secrets ?? {}).length > 0, {
         error: 'give webhook_secret or at least one of webhook_secrets',
-      }),
+      })
+      // The refinement in JSON Schema (GET /api/plugins, the OpenAPI document), which cannot derive it.
+      .meta({ anyOf: [{ required: ['webhook_secret'] }, { required: ['webhook_secrets'], properties: { webhook_secrets: { minProperties: 1 } } }] }),
     config: z.strictObject({}),
     fields: ['webhook_secret', 'webhook_secrets?'],
   },

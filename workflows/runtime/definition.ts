@@ -121,6 +121,11 @@ function assertWellFormed(def: WorkflowDefinition): void {
   const fail = def.transitions.find((t) => t.action === 'fail');
   if (!fail || fail.from !== ANY_STATE || !def.states[fail.to]?.terminal || def.states[fail.to]?.success)
     problems.push('a fail transition from any state to a failed terminal state is required');
+  // The engine fails a run through findTransition(state, 'fail'), where a state's own fail wins.
+  for (const t of def.transitions) {
+    if (t.action === 'fail' && t.from !== ANY_STATE && (!def.states[t.to]?.terminal || def.states[t.to]?.success))
+      problems.push(`state ${t.from}: its fail transition must lead to a failed terminal state`);
+  }
   if (!names.some((n) => def.states[n].terminal && def.states[n].success)) problems.push('no success state');
   if (problems.length) throw new Error(`workflow definition ${def.workflow_type}: ${problems.join('; ')}`);
 }

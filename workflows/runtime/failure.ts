@@ -83,10 +83,19 @@ export function classifyFailure(err: unknown, state: string, action: string): Cl
       patch: {},
     };
   }
-  const message = err instanceof Error ? err.message : String(err);
+  const message = messageOf(err);
   const name = err instanceof TemporalFailure || err instanceof Error ? err.name : 'Error';
   return {
     fields: { ...base, failure_reason: message, failure_type: 'internal_error', failed_layer: 'engine', error: message, error_type: name },
     patch: {},
   };
+}
+
+/** A thrown value as text, even one whose conversion throws (a broken toString, no prototype): classifying must not throw. */
+function messageOf(err: unknown): string {
+  try {
+    return err instanceof Error ? String(err.message) : String(err);
+  } catch {
+    return Object.prototype.toString.call(err);
+  }
 }

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -45,6 +46,8 @@ export class ChaosStack {
   readonly logFile = path.join(this.workDir, 'service.log');
   readonly temporal = new PersistentTemporal(path.join(this.workDir, 'temporal.db'), path.join(this.workDir, 'temporal.log'));
   readonly disruptions: Disruption[] = [];
+  /** Runs earlier tests of the suite started and checked. */
+  readonly knownRuns = new Set<string>();
   proxy?: TcpProxy;
   provider!: ChaosProvider;
   stack!: Stack;
@@ -52,6 +55,11 @@ export class ChaosStack {
   organization = '';
   dbhostConnection = '';
   private database?: { url: string; drop(): Promise<void> };
+  private keep = Boolean(process.env.KEEP_TEST_DATA);
+  /** Set when the suite ends: stream clients and waits stop. */
+  closed = false;
+  /** Roles the suite is killing or restarting right now (not a crash when they are down). */
+  private readonly handling = new Set<Role>();
 
   get postgres() {
     return Boolean(process.env.DATABASE_URL);
@@ -100,7 +108,7 @@ export class ChaosStack {
       },
     });
     await this.stack.start();
-    const org = JSON.parse(this.stack.cli(['org', 'create', `chaos-${name}`, '--json']));
+    const org = JSON.parse(await this.cli(['org', 'create', `chaos-${name}`, '--json']));
     this.token = org.token;
     this.organization = org.organization_uuid;
     const connection = await this.request('/api/connections', {
@@ -110,23 +118,85 @@ export class ChaosStack {
     this.dbhostConnection = connection.body.connection_uuid;
   }
 
+  /**
+   * The real CLI, run asynchronously: Stack.cli blocks this process, which on
+   * Postgres also carries the database proxy, so it would wait on itself.
+   */
+  cli(args: string[]): Promise<string> {
+    return new Promise((resolve, reject) => {
+      execFile(process.execPath, [path.join(this.stack.root, 'dist', 'src', 'cli.js'), ...args], { cwd: this.stack.root, env: this.stack.env() }, (err, stdout, stderr) =>
+        err ? reject(new Error(`cli ${args.join(' ')}: ${err.message} ${stderr}`)) : resolve(stdout),
+      );
+    });
+  }
+
   async stop(): Promise<void> {
-    await this.stack?.stop().catch(() => undefined);
+    this.closed = true;
+    if (this.stack) {
+      // A graceful stop that does not finish is a finding, not a reason to hang the suite.
+      let timer: NodeJS.Timeout | undefined;
+      const stopped = await Promise.race([
+        this.stack.stop().then(() => true, () => true),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 15_000))),
+      ]);
+      clearTimeout(timer);
+      if (!stopped) {
+        const stuck = (['api', 'worker', 'all'] as const).filter((role) => this.alive(role));
+        process.stdout.write(`\nchaos: ${stuck.join(', ')} still running 15 s after SIGTERM; SIGKILL\n`);
+        await Promise.all(stuck.map((role) => this.stack.kill(role, 'SIGKILL')));
+      }
+    }
     await this.temporal.stop().catch(() => undefined);
     await this.provider?.close().catch(() => undefined);
     await this.proxy?.close().catch(() => undefined);
     await this.database?.drop().catch(() => undefined);
-    if (!process.env.KEEP_TEST_DATA) fs.rmSync(this.workDir, { recursive: true, force: true });
+    if (!this.keep) fs.rmSync(this.workDir, { recursive: true, force: true });
   }
 
   /** SIGKILLs a role; the returned function restarts it and records the disruption. */
   async kill(role: Role, kind: Disruption['kind']): Promise<() => Promise<void>> {
     const from = Date.now();
+    this.handling.add(role);
     await this.stack.kill(role, 'SIGKILL');
     return async () => {
       await this.stack.startRole(role);
+      this.handling.delete(role);
       this.disruptions.push({ kind, from, to: Date.now() });
     };
+  }
+
+  /**
+   * Service processes that exited without the suite killing them (a crash):
+   * nothing restarts them, so their runs would never end.
+   */
+  crashed(): Role[] {
+    return (this.split ? (['api', 'worker'] as const) : (['all'] as const)).filter((role) => !this.handling.has(role) && !this.alive(role));
+  }
+
+  /** Fails the test at once, with the log's account of it, when a service process crashed. */
+  assertNoCrash(scenario: string): void {
+    const crashed = this.crashed();
+    if (!crashed.length) return;
+    const line = `chaos: ${scenario}: the ${crashed.join(' and ')} process exited on its own (nothing killed it): ${this.crashReport()}`;
+    process.stdout.write(`\n${line}\n`);
+    throw new Error(line);
+  }
+
+  /** What the service log says about a crash (an uncaught error's first lines). */
+  crashReport(): string {
+    try {
+      const log = fs.readFileSync(this.logFile, 'utf8');
+      const at = log.search(/^(Error|TypeError|node:|Uncaught|.*Unhandled)/m);
+      return at < 0 ? '(no uncaught error in the log)' : log.slice(at, at + 900);
+    } catch {
+      return '';
+    }
+  }
+
+  /** Whether a role's process is still running (nobody restarted it behind the suite's back). */
+  alive(role: Role): boolean {
+    const child = (this.stack as unknown as { children: Map<Role, { exitCode: number | null; signalCode: string | null }> }).children.get(role);
+    return Boolean(child && child.exitCode === null && !child.signalCode);
   }
 
   async restartTemporal(signal: 'SIGTERM' | 'SIGKILL', downMs: number): Promise<void> {
@@ -208,7 +278,8 @@ export class ChaosStack {
   async waitAllTerminal(ids: string[], deadlineMs: number): Promise<string[]> {
     const pending = new Set(ids);
     const deadline = Date.now() + deadlineMs;
-    while (pending.size && Date.now() < deadline) {
+    while (pending.size && Date.now() < deadline && !this.closed) {
+      if (this.crashed().length) break; // no run of a crashed process will end: report it now
       const running = new Set<string>();
       let cursor: string | null = null;
       let complete = true;
@@ -234,14 +305,42 @@ export class ChaosStack {
     return notEnded;
   }
 
+  /**
+   * The attempt number of the activity attempt Temporal recorded as completed in a
+   * run's history (the DELETE runs have one activity), read with the CLI: event
+   * attributes are not encrypted, only payloads are. undefined if none completed.
+   */
+  async completedActivityAttempt(workflowId: string): Promise<number | undefined> {
+    const out = JSON.parse(await this.temporal.cli(['workflow', 'show', '-w', workflowId, '-o', 'json']));
+    const events: any[] = out.events ?? [];
+    const completed = events.find((e) => e.activityTaskCompletedEventAttributes);
+    if (!completed) return undefined;
+    const startedId = String(completed.activityTaskCompletedEventAttributes.startedEventId);
+    const started = events.find((e) => String(e.eventId) === startedId);
+    return started ? Number(started.activityTaskStartedEventAttributes?.attempt) : undefined;
+  }
+
   /** The disruptions whose window overlaps [from, to]. */
   disruptedBetween(from: number, to: number, kinds: Disruption['kind'][]): Disruption[] {
     return this.disruptions.filter((d) => kinds.includes(d.kind) && d.from <= to && d.to >= from);
   }
 
-  logTail(lines = 40): string {
+  /** Runs a test body; when it fails, prints the end of the service log (and keeps the work dir). */
+  async guard(body: () => Promise<void>): Promise<void> {
     try {
-      return fs.readFileSync(this.logFile, 'utf8').trim().split('\n').slice(-lines).join('\n');
+      await body();
+    } catch (err) {
+      this.keep = true;
+      process.stdout.write(`\nchaos: service log ${this.logFile} (kept), last lines:\n${this.logTail()}\n`);
+      throw err;
+    }
+  }
+
+  logTail(lines = 20): string {
+    try {
+      // Without the access log: warnings, errors and what the processes printed.
+      const all = fs.readFileSync(this.logFile, 'utf8').trim().split('\n');
+      return all.filter((l) => !l.includes('"request completed"')).slice(-lines).map((l) => l.slice(0, 600)).join('\n');
     } catch {
       return '';
     }

@@ -42,7 +42,7 @@ export interface ChaosProvider {
 }
 
 export async function startChaosProvider(options: { holdMaxMs?: number } = {}): Promise<ChaosProvider> {
-  const holdMaxMs = options.holdMaxMs ?? 600;
+  const holdMaxMs = options.holdMaxMs ?? 1_000;
   const calls: ProviderCall[] = [];
   const byPath = new Map<string, ProviderCall[]>();
   const server = http.createServer((req, res) => {

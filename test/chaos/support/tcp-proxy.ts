@@ -6,10 +6,13 @@ import net from 'node:net';
  *
  * `cut()` closes the listener (new connections are refused) and destroys every
  * open connection (pool clients and the LISTEN connection see their socket die);
- * `restore()` listens again on the same port.
+ * `restore()` listens again on the same port. `blackhole()` is the nastier
+ * partition: connections stay open and new ones are accepted, but no byte
+ * passes either way until `restore()`, when the held connections are dropped.
  */
 export class TcpProxy {
   private server?: net.Server;
+  private holding = false;
   private readonly sockets = new Set<net.Socket>();
   port = 0;
   /** Connections accepted and forwarded since start. */
@@ -27,6 +30,14 @@ export class TcpProxy {
   async start(port = 0): Promise<void> {
     const server = net.createServer((client) => {
       this.accepted += 1;
+      if (this.holding) {
+        // Accepted, never answered: what a partitioned host looks like.
+        this.sockets.add(client);
+        client.on('close', () => this.sockets.delete(client));
+        client.on('error', () => undefined);
+        client.pause();
+        return;
+      }
       const upstream = net.connect(this.targetPort, this.targetHost);
       for (const s of [client, upstream]) {
         this.sockets.add(s);
@@ -57,8 +68,22 @@ export class TcpProxy {
     await closed;
   }
 
-  /** Listens again on the same port. */
+  /** Partition: every open connection stops passing bytes, new ones are accepted and never answered. */
+  blackhole(): void {
+    this.holding = true;
+    for (const s of this.sockets) {
+      s.unpipe();
+      s.pause();
+    }
+  }
+
+  /** Listens again on the same port (after a cut) or lets bytes pass again (after a blackhole: held connections are reset). */
   async restore(): Promise<void> {
+    if (this.holding) {
+      this.holding = false;
+      for (const s of this.sockets) s.destroy();
+      this.sockets.clear();
+    }
     if (this.server) return;
     // The port was ours a moment ago; retry briefly in case the kernel has not released it.
     for (let i = 0; ; i++) {

@@ -107,24 +107,29 @@ export interface DeleteAudit {
   cutOff: number;
   /** A 2xx answer repeated after a worker or Temporal disruption between the answer and the repeat. */
   explainedRepeats: number;
-  /** A 2xx answer repeated with no disruption in between: a completed call done twice. */
+  /** A 2xx answer repeated with no disruption in between, or more calls than attempts: a completed call done twice. */
   duplicates: string[];
   /** A completed DELETE run whose path never got a 2xx answer. */
   missing: string[];
+  /** How many DELETE activities Temporal recorded as completed at attempt 1, 2, … */
+  completedAtAttempt: Record<number, number>;
 }
 
 /**
- * The DELETE must happen once per completed attempt. What is counted: per path,
- * the calls the provider answered 2xx and whose answer was delivered. Each must
- * be exactly one, except when a worker kill or a Temporal restart falls between
- * a delivered 2xx and the next call on that path: Temporal activities are
- * at-least-once, and a worker that dies after the answer but before Temporal
- * recorded the completion leaves an attempt that did not complete; its retry is
- * reported as an explained repeat. A repeat with no such disruption in between
- * is a duplicate, and a completed run with no delivered 2xx is missing.
+ * The DELETE must happen once per completed attempt. What is counted, per path:
+ *  - the calls the provider answered 2xx and whose answer was delivered. Each path
+ *    has exactly one, except when a worker kill or a Temporal restart falls between
+ *    a delivered 2xx and the next call on that path: activities are at-least-once,
+ *    and a worker that dies (or cannot reach Temporal) after the answer but before
+ *    Temporal recorded the completion leaves an attempt that did not complete; its
+ *    retry is an explained repeat. A repeat with no such disruption in between is a
+ *    duplicate; a completed run with no delivered 2xx is missing.
+ *  - against Temporal's own record: the attempt number of the activity attempt that
+ *    completed (from the run's history) bounds the calls on the path, one per attempt;
+ *    more calls than that means an attempt called twice, or a call came after completion.
  */
-export function auditDeletes(chaos: ChaosStack, planned: PlannedRun[], explainers: Disruption['kind'][]): DeleteAudit {
-  const audit: DeleteAudit = { paths: 0, answered2xx: 0, cutOff: 0, explainedRepeats: 0, duplicates: [], missing: [] };
+export async function auditDeletes(chaos: ChaosStack, planned: PlannedRun[], explainers: Disruption['kind'][]): Promise<DeleteAudit> {
+  const audit: DeleteAudit = { paths: 0, answered2xx: 0, cutOff: 0, explainedRepeats: 0, duplicates: [], missing: [], completedAtAttempt: {} };
   for (const p of planned) {
     if (!p.deletePath) continue;
     audit.paths += 1;
@@ -141,9 +146,19 @@ export function auditDeletes(chaos: ChaosStack, planned: PlannedRun[], explainer
       if (chaos.disruptedBetween(prev.answeredAt ?? prev.arrivedAt, retryStart, explainers).length) audit.explainedRepeats += 1;
       else audit.duplicates.push(`${p.id} ${p.deletePath}: 2xx at ${prev.answeredAt} and again at ${next.answeredAt}`);
     }
+    const attempt = await chaos.completedActivityAttempt(p.id!);
+    if (attempt === undefined || !Number.isInteger(attempt) || attempt < 1) audit.missing.push(`${p.id}: no completed activity attempt in its Temporal history (${attempt})`);
+    else if (calls.length > attempt) audit.duplicates.push(`${p.id}: ${calls.length} calls but Temporal completed attempt ${attempt}`);
+    if (attempt !== undefined) audit.completedAtAttempt[attempt] = (audit.completedAtAttempt[attempt] ?? 0) + 1;
   }
   return audit;
 }
+
+/** "attempt 1: 8, attempt 2: 4" */
+export const attemptsLine = (audit: DeleteAudit) =>
+  Object.entries(audit.completedAtAttempt)
+    .map(([a, n]) => `${n} at attempt ${a}`)
+    .join(', ');
 
 export const mode = process.env.CHAOS_MODE === 'full' ? 'full' : 'short';
 
@@ -157,4 +172,24 @@ export function pct(values: number[], p: number): number {
   if (!values.length) return 0;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/**
+ * Every broken invariant of a scenario, gathered before asserting, so one
+ * failure message lists them all (a first failing expect would hide the rest).
+ */
+export class Violations {
+  readonly list: string[] = [];
+
+  /** `items` broke `invariant`; shows the first few, each cut to a readable length. */
+  add(invariant: string, items: unknown[]): void {
+    if (!items.length) return;
+    const shown = items.slice(0, 5).map((i) => (typeof i === 'string' ? i : JSON.stringify(i)).replace(/\s+/g, ' ').slice(0, 260));
+    const more = items.length > shown.length ? ` … and ${items.length - shown.length} more` : '';
+    this.list.push(`${invariant} (${items.length}): ${shown.join(' | ')}${more}`);
+  }
+
+  check(invariant: string, ok: boolean, detail = ''): void {
+    if (!ok) this.list.push(`${invariant}${detail ? `: ${detail}` : ''}`);
+  }
 }

@@ -1,0 +1,92 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { projectRoot } from '../../db/client';
+
+export function percentile(values: number[], p: number): number {
+  if (!values.length) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank];
+}
+
+export interface Sample {
+  label: string;
+  latenciesMs: number[];
+  wallMs: number;
+}
+
+export const summarize = (s: Sample) => ({
+  label: s.label,
+  n: s.latenciesMs.length,
+  p50_ms: round(percentile(s.latenciesMs, 50)),
+  p99_ms: round(percentile(s.latenciesMs, 99)),
+  throughput_per_s: round((s.latenciesMs.length / s.wallMs) * 1000),
+});
+
+export const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
+export const ratio = (subject: number, baseline: number) => round(subject / baseline, 3);
+
+/** Runs `task` n times with at most `concurrency` in flight; returns per-task latencies and wall time. */
+export async function measure(label: string, n: number, concurrency: number, task: (i: number) => Promise<void>): Promise<Sample> {
+  const latenciesMs: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  const lane = async () => {
+    while (next < n) {
+      const i = next++;
+      const t0 = performance.now();
+      await task(i);
+      latenciesMs.push(performance.now() - t0);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, lane));
+  return { label, latenciesMs, wallMs: performance.now() - started };
+}
+
+export function printTable(title: string, rows: Array<Record<string, unknown>>): void {
+  console.log(`\n## ${title}`);
+  if (!rows.length) return;
+  const columns = Object.keys(rows[0]);
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c]).length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  console.log(line(columns));
+  console.log(line(widths.map((w) => '-'.repeat(w))));
+  for (const r of rows) console.log(line(columns.map((c) => String(r[c]))));
+}
+
+export function writeResult(name: string, result: unknown): string {
+  const dir = path.join(projectRoot(), 'bench', 'results');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}.json`);
+  fs.writeFileSync(file, JSON.stringify({ name, measured_at: new Date().toISOString(), ...(result as object) }, null, 2) + '\n');
+  return file;
+}
+
+export interface Side {
+  label: string;
+  task: (i: number) => Promise<void>;
+}
+
+/**
+ * Measures every side with the same n and concurrency, interleaved in `rounds` chunks whose order
+ * alternates, so drift in the machine's load (other tenants, a backlog of runs) hits all sides alike.
+ * Throughput is per side: its tasks over the wall time of its own chunks.
+ */
+export async function sideBySide(sides: Side[], n: number, concurrency: number, rounds: number): Promise<Sample[]> {
+  const samples = sides.map((s) => ({ label: s.label, latenciesMs: [] as number[], wallMs: 0 }));
+  const chunk = Math.ceil(n / rounds);
+  for (let r = 0, done = 0; done < n; r++, done += chunk) {
+    const size = Math.min(chunk, n - done);
+    const order = sides.map((_, i) => i);
+    if (r % 2 === 1) order.reverse();
+    for (const i of order) {
+      const offset = done;
+      const s = await measure(sides[i].label, size, concurrency, (k) => sides[i].task(offset + k));
+      samples[i].latenciesMs.push(...s.latenciesMs);
+      samples[i].wallMs += s.wallMs;
+    }
+  }
+  return samples;
+}
+
+export const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : NaN);

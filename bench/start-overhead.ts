@@ -1,0 +1,124 @@
+import { randomBytes } from 'node:crypto';
+import { and, eq } from 'drizzle-orm';
+import { createProjection } from '../activities/projection';
+import { runs } from '../db/schema';
+import { resolveToken } from '../src/auth/org-tokens';
+import { newRunId } from '../src/runs/run-ids';
+import { request } from './lib/http';
+import { type BenchOutcome, ms, report, type SummaryLine, verdict } from './lib/report';
+import { scaled, type BenchStack } from './lib/stack';
+import { ratio, round, sideBySide, summarize } from './lib/stats';
+
+const TYPE = 'esign.resources.get-resource-information';
+
+/**
+ * 1. Start overhead: POST /api/workflows/start against client.workflow.start (same type, same
+ * search attributes and memo, same server, same worker), at concurrency 1 and 32. What is timed
+ * is the start call only; the runs then execute in the background (equally for both sides,
+ * thanks to the interleaving) and are drained before the next concurrency level.
+ * GET /api/auth/me is timed alongside as a reference: HTTP + token lookup, no start.
+ */
+export async function startOverhead(stack: BenchStack): Promise<BenchOutcome> {
+  const levels = [
+    { concurrency: 1, n: scaled(100, 10), rounds: 5 },
+    { concurrency: 32, n: scaled(320, 64), rounds: 4 },
+  ];
+  const initial = { base_url: stack.esignUrl };
+  const projection = createProjection(stack.database.db);
+  const rows: Array<Record<string, unknown>> = [];
+  const ratios: Array<Record<string, unknown>> = [];
+  const summary: SummaryLine[] = [];
+
+  for (const { concurrency, n, rounds } of levels) {
+    const started: string[] = [];
+    const [api, direct, me, statements] = await sideBySide(
+      [
+        {
+          label: 'POST /api/workflows/start',
+          task: async () => {
+            const body = await request(stack.apiUrl, stack.token, '/api/workflows/start', {
+              body: { workflow_type: TYPE, initial_data: initial },
+              expect: 201,
+            });
+            started.push(body.workflow_id);
+          },
+        },
+        {
+          label: 'client.workflow.start',
+          task: async () => {
+            const id = `wf_direct_${randomBytes(10).toString('hex')}`;
+            await stack.startDirect(TYPE, id, initial);
+            started.push(id);
+          },
+        },
+        {
+          label: 'GET /api/auth/me (reference)',
+          task: async () => {
+            await request(stack.apiUrl, stack.token, '/api/auth/me');
+          },
+        },
+        {
+          label: "the start's 3 DB statements alone (reference)",
+          task: async () => {
+            // What POST /start does in the database besides Temporal: token lookup, register the run, read it back.
+            await resolveToken(stack.database.db, stack.token);
+            const id = newRunId();
+            await projection.projectRunStarted({
+              workflow_id: id,
+              organization_uuid: stack.org,
+              workflow_type: TYPE,
+              version: '1.0',
+              state_name: 'pending',
+              attempt: 1,
+              at: new Date().toISOString(),
+            });
+            await stack.database.db.select().from(runs).where(and(eq(runs.workflowId, id), eq(runs.organizationUuid, stack.org)));
+          },
+        },
+      ],
+      n,
+      concurrency,
+      rounds,
+    );
+    const drain0 = performance.now();
+    await stack.waitTerminal(started);
+    const drainMs = performance.now() - drain0;
+    for (const s of [api, direct, me, statements]) rows.push({ concurrency, ...summarize(s) });
+    const a = summarize(api);
+    const d = summarize(direct);
+    const r = { p50: ratio(a.p50_ms, d.p50_ms), p99: ratio(a.p99_ms, d.p99_ms), throughput: ratio(a.throughput_per_s, d.throughput_per_s) };
+    ratios.push({
+      concurrency,
+      'p50 API/direct': r.p50,
+      'p99 API/direct': r.p99,
+      'throughput API/direct': r.throughput,
+      'p50 target ≤ 1.2': verdict(r.p50 <= 1.2),
+      'throughput target ≥ 0.85': verdict(r.throughput >= 0.85),
+      'runs drained after (s)': round(drainMs / 1000, 1),
+    });
+    summary.push(
+      { benchmark: `1. start, c=${concurrency}`, metric: 'p50 ms', subject: `API ${ms(a.p50_ms)}`, baseline: `direct ${ms(d.p50_ms)}`, ratio: r.p50, target: '≤ 1.2' },
+      { benchmark: `1. start, c=${concurrency}`, metric: 'p99 ms', subject: `API ${ms(a.p99_ms)}`, baseline: `direct ${ms(d.p99_ms)}`, ratio: r.p99, target: '' },
+      {
+        benchmark: `1. start, c=${concurrency}`,
+        metric: 'starts/s',
+        subject: `API ${a.throughput_per_s}`,
+        baseline: `direct ${d.throughput_per_s}`,
+        ratio: r.throughput,
+        target: '≥ 0.85',
+      },
+    );
+  }
+  return report(
+    'start-overhead',
+    [
+      { title: '1. Start overhead: latency of the start call (ms), throughput (starts/s)', rows },
+      { title: '1. Start overhead: ratios (API / direct)', rows: ratios },
+    ],
+    summary,
+    [
+      `type ${TYPE}; the API adds to the same Temporal start: HTTP + Nest, the token lookup, zod validation, and two projection statements (register the run, read it back)`,
+      'references: auth/me = HTTP + Nest + token lookup, no start; "3 DB statements" = the database work of a start (token lookup, register, read back) called directly',
+    ],
+  );
+}
