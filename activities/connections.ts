@@ -3,9 +3,13 @@ import { ApplicationFailure } from '@temporalio/common';
 import { and, asc, eq } from 'drizzle-orm';
 import type { Database } from '../db/client';
 import { connections } from '../db/schema';
+import { heartbeatWhileWaiting } from './provider-http';
 import type { SecretBox } from './secret-box';
 
 export type ConnectionRow = typeof connections.$inferSelect;
+
+/** How long one activity attempt keeps retrying a connection lookup while the database is down. */
+const RESOLVE_RETRY_MS = 20_000;
 export type Secrets = Record<string, unknown>;
 
 /** What anyone may see of a connection: never its secrets. */
@@ -84,6 +88,30 @@ export class ConnectionStore {
     return deleted.length > 0;
   }
 
+  /**
+   * A database that is briefly down must not fail a run: the lookup is retried
+   * for a while (the activity heartbeats meanwhile), then reported retryable so
+   * Temporal's policy takes over. "Not found" is an answer, never retried.
+   */
+  private async getThroughOutage(organizationUuid: string, connectionUuid: string): Promise<ConnectionRow | undefined> {
+    const stopHeartbeat = heartbeatWhileWaiting();
+    const deadline = Date.now() + RESOLVE_RETRY_MS;
+    try {
+      for (let delay = 250; ; delay = Math.min(delay * 2, 2_000)) {
+        try {
+          return await this.get(organizationUuid, connectionUuid);
+        } catch {
+          if (Date.now() + delay > deadline) {
+            throw ApplicationFailure.retryable(`connection lookup failed: the database is not answering`, 'database_unavailable');
+          }
+          await new Promise((r) => setTimeout(r, delay));
+        }
+      }
+    } finally {
+      stopHeartbeat();
+    }
+  }
+
   decrypt(row: ConnectionRow): Secrets {
     return JSON.parse(this.box.open(Buffer.from(row.secretsCiphertext, 'base64'), aad(row)).toString());
   }
@@ -94,7 +122,7 @@ export class ConnectionStore {
    * closed, before any provider call.
    */
   async resolve(request: { organization_uuid: string; connection_uuid: string; plugin: string }) {
-    const row = await this.get(request.organization_uuid, request.connection_uuid);
+    const row = await this.getThroughOutage(request.organization_uuid, request.connection_uuid);
     if (!row) {
       throw ApplicationFailure.nonRetryable(
         `connection ${request.connection_uuid} does not exist in this organization`,

@@ -66,7 +66,7 @@ export async function callProvider(
  * killed mid-call is noticed after the heartbeat timeout, not the (long)
  * start-to-close timeout. Outside an activity (unit tests) it does nothing.
  */
-function heartbeatWhileWaiting(): () => void {
+export function heartbeatWhileWaiting(): () => void {
   let context: Context;
   try {
     context = Context.current();

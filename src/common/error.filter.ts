@@ -39,6 +39,19 @@ export function bodyParserErrors(err: BodyParserError, _req: Request, res: Respo
   }
 }
 
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', '57P01', '57P02', '57P03']);
+const CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|connection error|Connection refused/i;
+
+/** A lost or refused database connection (the driver's error may be wrapped by Drizzle as its cause). */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && (CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
+    if (typeof message === 'string' && CONNECTION_MESSAGES.test(message)) return true;
+  }
+  return false;
+}
+
 /** One error body everywhere: `{error: {code, message, details}}`. */
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
@@ -73,6 +86,15 @@ export class ErrorFilter implements ExceptionFilter {
       const body = exception.getResponse();
       const message = typeof body === 'string' ? body : ((body as { message?: string }).message ?? exception.message);
       return { status, code: CODES[status] ?? 'error', message: String(message), details: null, headers: {} };
+    }
+    if (isDatabaseUnavailable(exception)) {
+      return {
+        status: 503,
+        code: 'database_unavailable',
+        message: 'the database is not answering; retry shortly',
+        details: null,
+        headers: { 'Retry-After': '5' } as Record<string, string>,
+      };
     }
     const status = parserError?.status ?? parserError?.statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500) {
