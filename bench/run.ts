@@ -37,6 +37,12 @@ function machine(): string {
   return `${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 }
 
+/** The command line that reproduces this run. */
+function command(asked: string[]): string {
+  const env = [process.env.DATABASE_URL ? 'DATABASE_URL=postgres://…' : '', SCALE !== 1 ? `BENCH_SCALE=${SCALE}` : ''].filter(Boolean);
+  return [...env, 'make bench', asked.length ? `BENCH="${asked.join(' ')}"` : ''].filter(Boolean).join(' ');
+}
+
 async function main() {
   const asked = process.argv.slice(2);
   for (const a of asked) if (!ALL.includes(a as Name)) throw new Error(`unknown benchmark ${a}: use ${ALL.join(', ')}`);
@@ -93,7 +99,7 @@ async function main() {
   const header = `${startedAt.toISOString().slice(0, 10)}, ${database}, BENCH_SCALE=${SCALE}, ${machine()}, ${totalS} s`;
   printTable(`Summary (${header})`, lines as unknown as Array<Record<string, unknown>>);
   const md = [
-    `Measured ${header}; command: \`make bench${asked.length ? ` BENCH=\"${asked.join(' ')}\"` : ''}\``,
+    `Measured ${header}; command: \`${command(asked)}\``,
     '',
     '| Benchmark | Metric | Subject | Baseline | Ratio | Target |',
     '|---|---|---|---|---|---|',
@@ -101,7 +107,8 @@ async function main() {
     '',
     ...(warnings.length ? ['Temporal warnings (worker log) during the run:', '', ...warnings.map((w) => `- ${w}`), ''] : []),
   ].join('\n');
-  const file = path.join(projectRoot(), 'bench', 'results', selected.length === ALL.length ? 'summary.md' : `summary-${selected.join('-')}.md`);
+  const base = selected.length === ALL.length ? 'summary' : `summary-${selected.join('-')}`;
+  const file = path.join(projectRoot(), 'bench', 'results', `${base}${process.env.DATABASE_URL ? '.postgres' : ''}.md`);
   fs.writeFileSync(file, md);
   console.log(`\nbench: done in ${totalS} s; summary in ${path.relative(projectRoot(), file)}`);
 }

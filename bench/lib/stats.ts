@@ -57,7 +57,8 @@ export function printTable(title: string, rows: Array<Record<string, unknown>>):
 export function writeResult(name: string, result: unknown): string {
   const dir = path.join(projectRoot(), 'bench', 'results');
   fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `${name}.json`);
+  // Results on Postgres are kept apart from those on the PGlite default.
+  const file = path.join(dir, `${name}${process.env.DATABASE_URL ? '.postgres' : ''}.json`);
   fs.writeFileSync(file, JSON.stringify({ name, measured_at: new Date().toISOString(), ...(result as object) }, null, 2) + '\n');
   return file;
 }
