@@ -204,6 +204,14 @@ export async function streamDelivery(stack: BenchStack): Promise<BenchOutcome> {
   }));
   summary.push({
     benchmark: `3. stream, ${top} clients`,
+    metric: 'p50 ms commit→client',
+    subject: `${top} clients ${ms(perLevel.get(top)!.p50)}`,
+    baseline: `${baseLevel} client ${ms(base.p50)}`,
+    ratio: ratio(perLevel.get(top)!.p50, base.p50),
+    target: '',
+  });
+  summary.push({
+    benchmark: `3. stream, ${top} clients`,
     metric: `s for the ${runCount} ticker runs (nominal ${round((500 + ticks * intervalMs) / 1000, 1)})`,
     subject: `${top} clients ${round(perLevel.get(top)!.runsS, 1)}`,
     baseline: `${baseLevel} client ${round(base.runsS, 1)}`,
