@@ -94,13 +94,21 @@ describe(`chaos: Postgres unreachable during runs (${P.outages.map((o) => `${o.k
         await proxy.restore();
         const restoredAt = Date.now();
         chaos.disruptions.push({ kind: 'database-cut', from: cutAt, to: restoredAt });
+        const hung = probes.filter((p) => p.result.hung);
+        // Said now, so it is on record even if the service does not survive the outage.
+        report(`postgres-outage (${outage.kind})`, [
+          `did: ${P.waits} dbhost waits (polling every 1 s, each followed by an SSE client) and ${P.atomics} atomic runs (esign delete ok/flaky, resource listing, dbhost endpoints) in flight; ` +
+            `${outage.kind === 'cut' ? 'cut the database proxy (listener closed, open connections reset)' : 'blackholed the database proxy (connections held open, no byte passing)'} ` +
+            `for ${outage.ms / 1000} s; ${probes.length} API probes meanwhile; ${callsDuringOutage} provider calls made during the outage`,
+          `probes during the outage: ${describeProbes(probes)}`,
+        ]);
 
         // The atomic runs were all held at their one transition: their ending is the projection catching up.
         const atomicsNotEnded = await chaos.waitAllTerminal(atomics.map((p) => p.id!), P.deadlineMs);
         const caughtUpMs = Date.now() - restoredAt;
         const notEnded = [...atomicsNotEnded, ...(await chaos.waitAllTerminal(waits.map((p) => p.id!), P.deadlineMs))];
+        chaos.assertNoCrash(`postgres-outage (${outage.kind})`);
         const clients = await Promise.all(streams);
-        chaos.assertNoCrash('postgres-outage');
 
         const checks: RunCheck[] = [];
         const streamProblems: string[] = [];
@@ -124,7 +132,6 @@ describe(`chaos: Postgres unreachable during runs (${P.outages.map((o) => `${o.k
         for (const p of planned) chaos.knownRuns.add(p.id!);
         const audit = await auditDeletes(chaos, planned, ['worker-kill', 'temporal-restart']);
 
-        const hung = probes.filter((p) => p.result.hung);
         const unclear = new Map<string, number>();
         for (const p of probes) {
           if (p.result.hung || (p.result.status === 503 && typeof p.result.body?.error?.message === 'string')) continue;
@@ -138,10 +145,6 @@ describe(`chaos: Postgres unreachable during runs (${P.outages.map((o) => `${o.k
         const losses = lost + notInTemporal.length + audit.duplicates.length + audit.missing.length + streamProblems.length;
 
         report(`postgres-outage (${outage.kind})`, [
-          `did: ${P.waits} dbhost waits (polling every 1 s, each followed by an SSE client) and ${P.atomics} atomic runs (esign delete ok/flaky, resource listing, dbhost endpoints) in flight; ` +
-            `${outage.kind === 'cut' ? 'cut the database proxy (listener closed, open connections reset)' : 'blackholed the database proxy (connections held open, no byte passing)'} ` +
-            `for ${outage.ms / 1000} s; ${probes.length} API probes meanwhile; ${callsDuringOutage} provider calls made during the outage`,
-          `probes during the outage: ${describeProbes(probes)}`,
           `checked: every run terminal and COMPLETED in the projection and in Temporal, histories contiguous, streams saw every seq once then one end, ` +
             `one delivered DELETE per path (${audit.paths} paths, ${audit.answered2xx} delivered 2xx; Temporal completed ${attemptsLine(audit)}), no execution from refused starts (${strays.length}); ` +
             `the held runs caught up ${(caughtUpMs / 1000).toFixed(1)} s after the database came back` +

@@ -61,9 +61,6 @@ export class ChaosStack {
   /** Roles the suite is killing or restarting right now (not a crash when they are down). */
   private readonly handling = new Set<Role>();
 
-  get postgres() {
-    return Boolean(process.env.DATABASE_URL);
-  }
   get split() {
     return this.stack.split;
   }

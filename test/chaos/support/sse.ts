@@ -90,6 +90,12 @@ export async function followStream(
     let notClosed = false;
     try {
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        // Keep-alives arrive every second, so this is noticed: the suite is over, the deadline has
+        // passed, or a service process crashed (its runs will never end; the stream would idle forever).
+        if (chaos.closed || Date.now() > deadline || chaos.crashed().length) {
+          controller.abort();
+          break;
+        }
         arm();
         buffer += decoder.decode(chunk, { stream: true });
         let nl: number;

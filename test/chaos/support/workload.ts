@@ -14,6 +14,8 @@ export interface PlannedRun {
   input: Record<string, unknown>;
   /** The DELETE path: its 2xx answers are what must happen once. */
   deletePath?: string;
+  /** The provider path only this run calls (all but the shared resource listing). */
+  providerPath?: string;
   id?: string;
 }
 
@@ -27,21 +29,26 @@ export function planRun(chaos: ChaosStack, kind: PlannedRun['kind'], options: { 
     case 'delete-flaky': {
       const authorizationid = `${kind === 'delete-ok' ? 'ok' : 'flaky'}-${id}`;
       const input = { base_url: chaos.provider.esignUrl, api_token: ESIGN_VALID_TOKEN, accountid: '4711', userid: `user-${id}`, authorizationid };
-      return { kind, workflowType: DELETE, input, deletePath: `/api/v2.1/accounts/4711/users/user-${id}/authorization/${authorizationid}` };
+      const path = `/api/v2.1/accounts/4711/users/user-${id}/authorization/${authorizationid}`;
+      return { kind, workflowType: DELETE, input, deletePath: path, providerPath: path };
     }
     case 'resources':
       return { kind, workflowType: RESOURCES, input: { base_url: chaos.provider.esignUrl } };
     case 'endpoints':
-    case 'endpoints-flaky':
+    case 'endpoints-flaky': {
+      const project = `${kind === 'endpoints' ? 'proj' : 'flaky'}-${id}`;
       return {
         kind,
         workflowType: ENDPOINTS,
-        input: { connection_uuid: chaos.dbhostConnection, dbhost_project_id: `${kind === 'endpoints' ? 'proj' : 'flaky'}-${id}` },
+        input: { connection_uuid: chaos.dbhostConnection, dbhost_project_id: project },
+        providerPath: `/api/v2/projects/${project}/endpoints`,
       };
+    }
     case 'wait':
       return {
         kind,
         workflowType: WAIT,
+        providerPath: `/api/v2/projects/proj-${id}/operations/finishes-${options.reads ?? 3}-${id}`,
         input: {
           connection_uuid: chaos.dbhostConnection,
           dbhost_project_id: `proj-${id}`,
@@ -64,6 +71,10 @@ export interface RunCheck {
   status: string;
   transitions: number;
   problems: string[];
+  createdAt: number;
+  updatedAt: number;
+  failureType?: string;
+  failureReason?: string;
 }
 
 /**
@@ -96,7 +107,17 @@ export function checkRun(planned: PlannedRun, run: any, history: any[]): RunChec
     if (history.length !== 1 || history[0].action !== 'execute') problems.push(`atomic history ${history.map((t) => t.action).join(',')}`);
   }
   if (planned.deletePath && run.status === 'COMPLETED' && run.state_data?.status_code !== 204) problems.push(`status_code ${run.state_data?.status_code}`);
-  return { id: planned.id!, kind: planned.kind, status: run.status, transitions: history.length, problems };
+  return {
+    id: planned.id!,
+    kind: planned.kind,
+    status: run.status,
+    transitions: history.length,
+    problems,
+    createdAt: Date.parse(run.created_at),
+    updatedAt: Date.parse(run.updated_at),
+    failureType: run.state_data?.failure_type,
+    failureReason: run.state_data?.failure_reason,
+  };
 }
 
 export interface DeleteAudit {
