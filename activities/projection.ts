@@ -2,6 +2,7 @@ import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Database } from '../db/client';
 import { runs, transitions } from '../db/schema';
 import type { ProjectionActivities, RunStartedEvent, TransitionEvent } from '../workflows/runtime/contract';
+import { withoutNul } from '../workflows/runtime/nul';
 
 /** NOTIFY channel carrying "<workflow_id>:<seq>" for each committed transition. */
 export const TRANSITIONS_CHANNEL = 'workflow_transitions';
@@ -25,7 +26,10 @@ export function createProjection(db: Database): ProjectionActivities {
   });
 
   return {
-    async projectRunStarted(e) {
+    // Postgres refuses NUL, which a provider's answer or a direct start's ids may carry: the
+    // projection replaces it rather than stall the run on a write that can never succeed.
+    async projectRunStarted(event) {
+      const e = withoutNul(event);
       await db
         .insert(runs)
         .values(runRow(e, e.state_name))
@@ -44,7 +48,8 @@ export function createProjection(db: Database): ProjectionActivities {
         });
     },
 
-    async projectTransition(e) {
+    async projectTransition(event) {
+      const e = withoutNul(event);
       await db.transaction(async (tx) => {
         await tx.insert(runs).values(runRow(e, e.from)).onConflictDoNothing();
         const inserted = await tx

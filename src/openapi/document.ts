@@ -93,6 +93,8 @@ function schema(s: z.ZodType, io: 'input' | 'output' = 'output') {
 
 const json = (s: z.ZodType, io: 'input' | 'output' = 'output') => ({ 'application/json': { schema: schema(s, io) } });
 const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
+// Every operation with a parameter or a body documents 422: a NUL character is refused anywhere
+// (RejectNulPipe), besides each route's own rules.
 const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [String(s), { description: 'error', content: errorContent }]));
 const ok = (s: z.ZodType, status = '200', links?: Record<string, unknown>) => ({
   [status]: { description: 'success', content: json(s), ...(links ? { links } : {}) },
@@ -231,7 +233,7 @@ export function buildOpenApiDocument() {
           operationId: 'listWorkflowTypes',
           summary: 'List workflow types',
           parameters: [{ name: 'prefix', in: 'query', required: false, schema: { type: 'string' } }],
-          responses: { ...ok(typeList, '200', typeLinks('$response.body#/types/0/workflow_type')), ...authenticated },
+          responses: { ...ok(typeList, '200', typeLinks('$response.body#/types/0/workflow_type')), ...errors(422), ...authenticated },
         },
       },
       '/api/workflows/types/{type}': {
@@ -239,7 +241,7 @@ export function buildOpenApiDocument() {
           operationId: 'getWorkflowType',
           summary: 'A workflow type definition',
           parameters: [typeParam],
-          responses: { ...ok(definition), ...errors(404), ...authenticated },
+          responses: { ...ok(definition), ...errors(404, 422), ...authenticated },
         },
       },
       '/api/workflows/types/{type}/schema': {
@@ -247,7 +249,7 @@ export function buildOpenApiDocument() {
           operationId: 'getWorkflowTypeSchema',
           summary: 'Input and output JSON Schema',
           parameters: [typeParam],
-          responses: { ...ok(typeSchema), ...errors(404), ...authenticated },
+          responses: { ...ok(typeSchema), ...errors(404, 422), ...authenticated },
         },
       },
       '/api/workflows/types/{type}/prerequisites': {
@@ -255,7 +257,7 @@ export function buildOpenApiDocument() {
           operationId: 'getWorkflowTypePrerequisites',
           summary: 'Setup guide',
           parameters: [typeParam],
-          responses: { ...ok(prerequisites), ...errors(404), ...authenticated },
+          responses: { ...ok(prerequisites), ...errors(404, 422), ...authenticated },
         },
       },
       '/api/workflows/start': {
@@ -299,14 +301,14 @@ export function buildOpenApiDocument() {
         },
       },
       '/api/workflows/{id}': {
-        get: { operationId: 'getRun', summary: 'A run', parameters: [idParam], responses: { ...ok(run), ...errors(404), ...authenticated } },
+        get: { operationId: 'getRun', summary: 'A run', parameters: [idParam], responses: { ...ok(run), ...errors(404, 422), ...authenticated } },
       },
       '/api/workflows/{id}/history': {
         get: {
           operationId: 'getRunHistory',
           summary: 'Every transition of a run, in order',
           parameters: [idParam],
-          responses: { ...ok(z.object({ workflow_id: z.string(), transitions: z.array(transition) })), ...errors(404), ...authenticated },
+          responses: { ...ok(z.object({ workflow_id: z.string(), transitions: z.array(transition) })), ...errors(404, 422), ...authenticated },
         },
       },
       '/api/workflows/{id}/stream': {
@@ -316,7 +318,7 @@ export function buildOpenApiDocument() {
           parameters: [idParam, { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } }],
           responses: {
             '200': { description: 'event stream; the server closes it after completed or failed', content: { 'text/event-stream': { schema: streamEvent } } },
-            ...errors(404),
+            ...errors(404, 422),
             ...authenticated,
           },
         },
@@ -326,7 +328,7 @@ export function buildOpenApiDocument() {
           operationId: 'retryRun',
           summary: 'Re-drive a FAILED run from its last good state',
           parameters: [idParam],
-          responses: { ...ok(startResult), ...errors(404, 409), ...authenticated },
+          responses: { ...ok(startResult), ...errors(404, 409, 422), ...authenticated },
         },
       },
       '/api/plugins': {
@@ -339,6 +341,7 @@ export function buildOpenApiDocument() {
           parameters: [{ name: 'plugin', in: 'query', required: false, schema: { type: 'string' } }],
           responses: {
             ...ok(z.object({ connections: z.array(connection) }), '200', connectionLinks('$response.body#/connections/0/connection_uuid')),
+            ...errors(422),
             ...authenticated,
           },
         },
@@ -355,7 +358,7 @@ export function buildOpenApiDocument() {
         },
       },
       '/api/connections/{uuid}': {
-        get: { operationId: 'getConnection', summary: 'A connection', parameters: [uuidParam], responses: { ...ok(connection), ...errors(404), ...authenticated } },
+        get: { operationId: 'getConnection', summary: 'A connection', parameters: [uuidParam], responses: { ...ok(connection), ...errors(404, 422), ...authenticated } },
         patch: {
           operationId: 'updateConnection',
           summary: "Rename, reconfigure or rotate secrets (validated against the connection's plugin)",
@@ -367,7 +370,7 @@ export function buildOpenApiDocument() {
           operationId: 'deleteConnection',
           summary: 'Delete a connection',
           parameters: [uuidParam],
-          responses: { '204': { description: 'deleted' }, ...errors(404), ...authenticated },
+          responses: { '204': { description: 'deleted' }, ...errors(404, 422), ...authenticated },
         },
       },
       ...temporalCodecPaths(),

@@ -199,6 +199,7 @@ describe('a run started with the Temporal client directly', () => {
       // A run wedged by a bug would otherwise retry its workflow task until the server stops.
       if ((await handle.describe()).status.name === 'RUNNING') await handle.terminate('test cleanup');
     }
+    return directId;
   }
 
   it('with invalid initial_data ends FAILED with failure_type invalid_input, visible through the API', async () => {
@@ -207,5 +208,12 @@ describe('a run started with the Temporal client directly', () => {
 
   it('with a base_url that is not a URL at all ends FAILED with invalid_input (not a stuck run)', async () => {
     await expectInvalidInputFailure({ base_url: 'not a url' }, ['initial_data.base_url']);
+  });
+
+  it('with a NUL character in initial_data ends FAILED with invalid_input naming the field, and is projected', async () => {
+    // Postgres refuses NUL: the run must neither stall its projection nor carry the NUL into it.
+    const id = await expectInvalidInputFailure({ base_url: stackEnv.esignUrl, 'odd\u0000key': 'x\u0000y' }, ['initial_data.odd\\u0000key', 'NUL']);
+    const run = (await api(`/api/workflows/${id}`)).body;
+    expect(run.state_data['odd\uFFFDkey']).toBe('x\uFFFDy');
   });
 });

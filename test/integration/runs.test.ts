@@ -123,6 +123,20 @@ describe('POST /api/workflows/start', () => {
       }
     });
 
+    it.each([
+      ['a string value', { base_url: 'https://esign.example/v2\u0000' }, 'initial_data.base_url'],
+      ['a key', { base_url: 'https://esign.example/v2', 'a\u0000b': 1 }, 'initial_data.a\\u0000b'],
+      ['a nested string', { base_url: 'https://esign.example/v2', deep: [{ x: '\u0000' }] }, 'initial_data.deep.0.x'],
+    ])('a NUL character in %s of initial_data: 422 naming the field (Postgres would refuse it)', async (_, initialData, field) => {
+      const res = await start({ workflow_type: RESOURCES, initial_data: initialData }, org.token);
+      expect(res.status).toBe(422);
+      expect(res.body.error).toEqual({
+        code: 'validation_failed',
+        message: `${field}: must not contain the NUL character (U+0000)`,
+        details: [{ field, rule: 'no_nul_character', message: 'must not contain the NUL character (U+0000)' }],
+      });
+    });
+
     it.each([['not a url'], [''], ['https://']])('a base_url that does not parse as a URL (%j): 422, never a 500', async (baseUrl) => {
       const res = await start({ workflow_type: RESOURCES, initial_data: { base_url: baseUrl } }, org.token);
       expect(res.status).toBe(422);
@@ -390,6 +404,28 @@ describe('GET /api/workflows', () => {
     const cursor = await api('/api/workflows?cursor=bm90LWEtY3Vyc29y', { token: org.token });
     expect(cursor.status).toBe(422);
     expect(cursor.body.error.details).toEqual([{ field: 'cursor', rule: 'format', message: expect.any(String) }]);
+  });
+});
+
+describe('a NUL character in a path or query parameter', () => {
+  it.each([
+    ['/api/workflows?workflow_type=a%00b', 'workflow_type'],
+    ['/api/workflows?state_name=%00', 'state_name'],
+    ['/api/workflows/wf_%00', 'id'],
+    ['/api/workflows/wf_%00/history', 'id'],
+    ['/api/workflows/wf_%00/stream', 'id'],
+    ['/api/connections?plugin=esign%00', 'plugin'],
+    ['/api/workflows/types/esign%00', 'type'],
+  ])('GET %s: 422 naming %s, never a 500', async (url, field) => {
+    const res = await api(url);
+    expect(res.status).toBe(422);
+    expect(res.body.error.details).toEqual([{ field, rule: 'no_nul_character', message: expect.any(String) }]);
+  });
+
+  it('POST retry of an id with a NUL: 422', async () => {
+    const res = await api('/api/workflows/wf_%00/retry', { method: 'POST' });
+    expect(res.status).toBe(422);
+    expect(res.body.error.details[0].field).toBe('id');
   });
 });
 

@@ -52,6 +52,16 @@ describe('projection on PGlite', () => {
     await unlisten();
   });
 
+  it('stores a NUL from a provider answer as U+FFFD instead of failing the write forever', async () => {
+    const projection = createProjection(database.db);
+    const terminal = { status: 'COMPLETED' as const, state_data: { reply: 'a\u0000b' } };
+    await projection.projectTransition(transition('wf_nul', 1, { data: { 'k\u0000': ['\u0000'] }, terminal }));
+    const [row] = await database.db.select().from(transitions).where(eq(transitions.workflowId, 'wf_nul'));
+    expect(row.data).toEqual({ 'k\uFFFD': ['\uFFFD'] });
+    const [run] = await database.db.select().from(runs).where(eq(runs.workflowId, 'wf_nul'));
+    expect(run.stateData).toEqual({ reply: 'a\uFFFDb' });
+  });
+
   it('creates the run from its first transition when no start was projected (direct starts)', async () => {
     const projection = createProjection(database.db);
     await projection.projectTransition(transition('wf_b', 1));

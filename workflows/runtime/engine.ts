@@ -14,6 +14,7 @@ import type { EngineWorkflowInput, FailedRunDetails, ProjectionActivities, Resum
 import { findTransition, initialState, type RunData, type StepContext, type WorkflowDefinition } from './definition';
 import { classifyFailure, type ClassifiedFailure, StepFailure } from './failure';
 import { fieldProblems } from './field-problems';
+import { findNul, NUL_MESSAGE } from './nul';
 import { redact } from './redact';
 
 // The projection must eventually succeed, so it retries without limit: a Postgres
@@ -168,9 +169,13 @@ class Machine {
   }
 
   private validateInput(): ClassifiedFailure | undefined {
-    if (typeof this.org !== 'string' || !this.org.startsWith(ORGANIZATION_PREFIX)) {
+    if (typeof this.org !== 'string' || !this.org.startsWith(ORGANIZATION_PREFIX) || findNul(this.org) !== undefined) {
       const problem = new StepFailure('organization_uuid must be an org_ id', 'invalid_input', 'validation');
       return classifyFailure(problem, this.state, 'validate');
+    }
+    const nulAt = findNul(this.input.initial_data, ['initial_data']);
+    if (nulAt !== undefined) {
+      return classifyFailure(new StepFailure(`${nulAt}: ${NUL_MESSAGE}`, 'invalid_input', 'validation'), this.state, 'validate');
     }
     let parsed;
     try {
