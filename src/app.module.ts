@@ -1,5 +1,5 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
-import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER } from '@nestjs/core';
 import type { Client } from '@temporalio/client';
 import type { ConnectionStore } from '../activities/connections';
 import type { DatabaseHandle } from '../db/client';
@@ -8,7 +8,6 @@ import { CatalogModule } from './catalog/catalog.module';
 import { CONFIG, CONNECTIONS, DATABASE, LOGGER, TEMPORAL_CLIENT } from './common/di';
 import { ConnectionsModule } from './connections/connections.module';
 import { ErrorFilter } from './common/error.filter';
-import { RejectNulPipe } from './common/reject-nul.pipe';
 import type { AppConfig } from './config';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
@@ -59,10 +58,7 @@ export class AppModule {
         TemporalCodecModule,
         OpenApiModule,
       ],
-      providers: [
-        { provide: APP_FILTER, useClass: ErrorFilter },
-        { provide: APP_PIPE, useClass: RejectNulPipe },
-      ],
+      providers: [{ provide: APP_FILTER, useClass: ErrorFilter }],
     };
   }
 }

@@ -1,8 +1,10 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
+import { Controller, Get, Param, Query, UsePipes } from '@nestjs/common';
 import { CurrentPrincipal, type Principal } from '../auth/principal';
+import { RejectNulPipe } from '../common/reject-nul.pipe';
 import { CatalogService } from './catalog.service';
 
 @Controller('workflows/types')
+@UsePipes(RejectNulPipe)
 export class CatalogController {
   constructor(private readonly catalog: CatalogService) {}
 

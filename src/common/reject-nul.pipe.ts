@@ -5,6 +5,7 @@ import { validationFailed } from './api-error';
 /**
  * Refuses a NUL character anywhere in a route's path parameters, query or JSON body with a 422
  * naming the field, before any handler can hand it to Postgres (which refuses it with a 500).
+ * On the controllers whose input is stored or started as a run; the codec stores nothing.
  */
 @Injectable()
 export class RejectNulPipe implements PipeTransform {

@@ -1,8 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, UsePipes } from '@nestjs/common';
 import { CurrentPrincipal, type Principal } from '../auth/principal';
+import { RejectNulPipe } from '../common/reject-nul.pipe';
 import { ConnectionsService } from './connections.service';
 
 @Controller('connections')
+@UsePipes(RejectNulPipe)
 export class ConnectionsController {
   constructor(private readonly connections: ConnectionsService) {}
 

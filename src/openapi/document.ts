@@ -205,7 +205,7 @@ export function buildOpenApiDocument() {
     },
   }));
   const q = listQuerySchema.shape;
-  return {
+  const document = {
     openapi: '3.1.0',
     info: {
       title: 'Workflow Engine Service',
@@ -376,4 +376,32 @@ export function buildOpenApiDocument() {
       ...temporalCodecPaths(),
     },
   };
+  for (const [path, operations] of Object.entries(document.paths)) {
+    if (!path.startsWith('/api/temporal-codec/')) declareNoNul(operations);
+  }
+  return document;
+}
+
+const NO_NUL = '^[^\\u0000]*$';
+
+/**
+ * Says in the request schemas what RejectNulPipe enforces: no NUL in any string or key (a string
+ * with a pattern of its own gets the rule through allOf).
+ */
+function declareNoNul(operations: Record<string, any>) {
+  const walk = (node: any): void => {
+    if (Array.isArray(node)) return node.forEach(walk);
+    if (node === null || typeof node !== 'object') return;
+    const types = [node.type].flat();
+    if (types.includes('string') && node.const === undefined && node.enum === undefined) {
+      if (node.pattern === undefined) node.pattern = NO_NUL;
+      else if (node.pattern !== NO_NUL) node.allOf = [...(node.allOf ?? []), { pattern: NO_NUL }];
+    }
+    if ((types.includes('object') || node.properties) && node.additionalProperties !== false) node.propertyNames ??= { pattern: NO_NUL };
+    for (const [key, child] of Object.entries(node)) if (key !== 'propertyNames') walk(child);
+  };
+  for (const operation of Object.values(operations)) {
+    for (const parameter of operation.parameters ?? []) if (parameter.in !== 'header') walk(parameter.schema);
+    for (const media of Object.values(operation.requestBody?.content ?? {})) walk((media as { schema: unknown }).schema);
+  }
 }

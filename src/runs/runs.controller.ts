@@ -1,10 +1,12 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res, UsePipes } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, type Principal } from '../auth/principal';
+import { RejectNulPipe } from '../common/reject-nul.pipe';
 import { RunStreamService } from './run-stream.service';
 import { RunsService } from './runs.service';
 
 @Controller('workflows')
+@UsePipes(RejectNulPipe)
 export class RunsController {
   constructor(
     private readonly runs: RunsService,
