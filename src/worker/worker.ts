@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
-import { DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, type LogLevel, makeTelemetryFilterString, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { ConnectionStore } from '../../activities/connections';
 import { createDbhostActivities } from '../../activities/dbhost';
 import { createEsignActivities } from '../../activities/esign';
@@ -24,7 +24,7 @@ function describeError(error: unknown): Record<string, unknown> {
   return { name: error.name, message: error.message, type: failureType, cause, stack: error.stack };
 }
 
-/** Temporal's own log lines (worker, workflow and activity loggers) go to the same JSON logger. */
+/** Temporal's own log lines (Core, worker, workflow and activity loggers) go to the same JSON logger. */
 function installRuntime(logger: Logger) {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
@@ -40,6 +40,8 @@ function installRuntime(logger: Logger) {
       const { sdkComponent, error, ...meta } = (entry.meta ?? {}) as Record<string, unknown>;
       logger[levels[entry.level]]({ component: sdkComponent, ...meta, ...(error ? { err: describeError(error) } : {}) }, entry.message);
     }),
+    // Core's own warnings (poll failures, a lost server) would otherwise go to stderr as text.
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN', other: 'ERROR' }), forward: {} } },
     shutdownSignals: [],
   });
 }
@@ -55,11 +57,14 @@ export function workerActivities(config: AppConfig, database: DatabaseHandle, co
 
 export const workflowInterceptorModules = [require.resolve('../../workflows/interceptors')];
 
-/** The worker's workflow code: a bundle built ahead of time when there is one, else bundled now. */
-function workflowSource(): { workflowBundle: { codePath: string } } | { workflowsPath: string } {
+/**
+ * The worker's workflow code: a bundle built ahead of time when there is one (it holds the
+ * workflow interceptors already), else the workflows and their interceptors, bundled now.
+ */
+function workflowSource(): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> & { workflowModules?: string[] } {
   const prebuilt = process.env.WORKFLOW_BUNDLE_PATH;
   if (prebuilt) return { workflowBundle: { codePath: path.resolve(prebuilt) } };
-  return { workflowsPath: require.resolve('../../workflows') };
+  return { workflowsPath: require.resolve('../../workflows'), workflowModules: workflowInterceptorModules };
 }
 
 export async function createWorker(
@@ -71,14 +76,15 @@ export async function createWorker(
 ): Promise<Worker> {
   installRuntime(logger);
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const { workflowModules, ...code } = workflowSource();
   return Worker.create({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: TASK_QUEUE,
-    ...workflowSource(),
+    ...code,
     // Payload codecs run outside the workflow sandbox: the (prebuilt) bundle is the same with or without them.
     dataConverter,
     activities: workerActivities(config, database, connections),
-    interceptors: { workflowModules: workflowInterceptorModules, activity: [organizationLogAttributes] },
+    interceptors: { workflowModules, activity: [organizationLogAttributes] },
   });
 }
