@@ -7,7 +7,9 @@ import pinoHttp from 'pino-http';
 import { absolutePath as swaggerUiAssets } from 'swagger-ui-dist';
 import { AppModule, type AppDependencies } from './app.module';
 import { bodyParserErrors } from './common/error.filter';
+import { methodNotAllowed } from './common/method-not-allowed';
 import { NestPinoLogger } from './nest-logger';
+import { buildOpenApiDocument } from './openapi/document';
 
 /** Builds the HTTP API (not yet listening). */
 export async function createApi(deps: AppDependencies): Promise<INestApplication> {
@@ -28,6 +30,7 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
       },
     }),
   );
+  app.use(methodNotAllowed(buildOpenApiDocument()));
   app.use(json({ limit: deps.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(bodyParserErrors);
   app.useStaticAssets(swaggerUiAssets(), { prefix: '/api/docs/assets' });

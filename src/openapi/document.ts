@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { definitions } from '../../workflows/registry';
 import { jsonSchema } from '../catalog/catalog.service';
 import { plugins } from '../plugins/plugins';
-import { listQuerySchema } from '../runs/runs.service';
+import { listQuerySchema } from '../runs/run-list';
 import { payloadsBody } from '../temporal-codec/payload-json';
 
 const errorBody = z.object({
@@ -174,9 +174,22 @@ function temporalCodecPaths() {
     // 403 codec_forbidden: an organization outside TEMPORAL_CODEC_ORGANIZATIONS, when that is set.
     responses: { ...ok(payloads), ...withBody, ...errors(403, 422), ...authenticated },
   });
+  const preflight = (operationId: string) => ({
+    operationId,
+    summary: 'CORS preflight for the Temporal UI (origins in TEMPORAL_UI_ORIGINS)',
+    security: [],
+    parameters: [{ name: 'Origin', in: 'header', required: false, schema: { type: 'string' } }],
+    responses: { '204': { description: 'preflight answered; CORS headers when the origin is allowed' }, ...errors(403) },
+  });
   return {
-    '/api/temporal-codec/decode': { post: op('decodePayloads', 'Decrypt Temporal payloads (binary/encrypted); others come back unchanged') },
-    '/api/temporal-codec/encode': { post: op('encodePayloads', 'Encrypt Temporal payloads as the service does') },
+    '/api/temporal-codec/decode': {
+      post: op('decodePayloads', 'Decrypt Temporal payloads (binary/encrypted); others come back unchanged'),
+      options: preflight('decodePayloadsPreflight'),
+    },
+    '/api/temporal-codec/encode': {
+      post: op('encodePayloads', 'Encrypt Temporal payloads as the service does'),
+      options: preflight('encodePayloadsPreflight'),
+    },
   };
 }
 

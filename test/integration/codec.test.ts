@@ -358,7 +358,8 @@ describe('the Temporal payload codec', () => {
       expect(huge.body.error.code).toBe('payload_too_large');
 
       const get = await api(`${CODEC}/decode`);
-      expect(get.status).toBe(404);
+      expect(get.status).toBe(405);
+      expect(get.headers.get('allow')).toBe('OPTIONS, POST');
     });
   });
 

@@ -42,3 +42,25 @@ describe('GET /api/health', () => {
     });
   });
 });
+
+describe('a method a path does not route', () => {
+  it.each([
+    ['DELETE', '/api/health', 'GET, HEAD'],
+    // A concrete path wins over /api/workflows/{id}, as in OpenAPI.
+    ['GET', '/api/workflows/start', 'POST'],
+    ['PUT', '/api/temporal-codec/decode', 'OPTIONS, POST'],
+    ['POST', '/api/workflows/wf_x', 'GET, HEAD'],
+    ['PUT', '/api/connections/3f1c0a9e-0000-4000-8000-000000000000', 'DELETE, GET, HEAD, PATCH'],
+  ])('%s %s: 405 with Allow: %s', async (method, path, allow) => {
+    const res = await api(path, { method });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe(allow);
+    expect(res.body).toEqual({ error: { code: 'method_not_allowed', message: `${method} is not allowed here; allowed: ${allow}`, details: null } });
+  });
+
+  it('an unrouted path is still a 404', async () => {
+    const res = await api('/api/no-such-thing', { method: 'DELETE' });
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe('not_found');
+  });
+});
