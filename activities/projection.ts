@@ -4,7 +4,10 @@ import { runs, transitions } from '../db/schema';
 import type { ProjectionActivities, RunStartedEvent, TransitionEvent } from '../workflows/runtime/contract';
 import { withoutNul } from '../workflows/runtime/nul';
 
-/** NOTIFY channel carrying "<workflow_id>:<seq>" for each committed transition. */
+/**
+ * NOTIFY channel carrying "<workflow_id>:<seq>" for each committed transition, with "t" appended
+ * when it ended the run: listeners that split the id off at the last ':' read both forms.
+ */
 export const TRANSITIONS_CHANNEL = 'workflow_transitions';
 
 /**
@@ -78,7 +81,7 @@ export function createProjection(db: Database): ProjectionActivities {
             stateData: e.terminal?.state_data ?? null,
           })
           .where(and(eq(runs.workflowId, e.workflow_id), lt(runs.lastSeq, e.seq)));
-        await tx.execute(sql`select pg_notify(${TRANSITIONS_CHANNEL}, ${`${e.workflow_id}:${e.seq}`})`);
+        await tx.execute(sql`select pg_notify(${TRANSITIONS_CHANNEL}, ${`${e.workflow_id}:${e.seq}${e.terminal ? 't' : ''}`})`);
       });
     },
   };

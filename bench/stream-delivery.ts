@@ -230,7 +230,7 @@ export async function streamDelivery(stack: BenchStack): Promise<BenchOutcome> {
         ? [`streams still open ${graceMs / 1000} s after the runs ended: ${stuck.map((s) => `${s.open} at ${s.clients} clients (${s.runs_ended} of ${s.runs} runs ended)`).join(', ')}`]
         : []),
       `${runCount} runs of ${TYPE}, ${ticks} ticks each, one every ${intervalMs} ms, phases spread; the same workload at every level`,
-      'each wake-up makes every stream of that run read its new transitions and its run row itself (2 queries per subscriber per transition), plus a 5 s re-read per stream',
+      'each wake-up makes one read of that run, shared by all of its streams (its run row only when the transition ended the run), plus a 5 s re-check per run',
       '"runs took" against nominal: how far the streams\' reads slow the runs themselves (worker, API and database share one process and, on PGlite, one database thread)',
       `API, worker and database (${stack.database.kind}) share one process as in \`make up\`; the clients run in a worker thread of it`,
     ],

@@ -3,15 +3,11 @@ import { createSession } from 'better-sse';
 import type { Request, Response } from 'express';
 import type { Principal } from '../auth/principal';
 import { ApiError } from '../common/api-error';
-import { CONFIG, LOGGER } from '../common/di';
+import { CONFIG } from '../common/di';
 import type { AppConfig } from '../config';
-import type { Logger } from '../logger';
 import { runView, transitionView } from './run-views';
 import { RunsService } from './runs.service';
-import { TransitionBus } from './transition-bus.service';
-
-/** A safety net under LISTEN/NOTIFY: streams also re-read this often. */
-const RESYNC_MS = 5_000;
+import { type RunSubscriber, TransitionBus } from './transition-bus.service';
 
 const FAILURE_FIELDS = [
   'failure_reason',
@@ -38,7 +34,6 @@ export class RunStreamService {
     private readonly runs: RunsService,
     private readonly bus: TransitionBus,
     @Inject(CONFIG) private readonly config: AppConfig,
-    @Inject(LOGGER) private readonly log: Logger,
   ) {}
 
   async stream(workflowId: string, principal: Principal, req: Request, res: Response): Promise<void> {
@@ -58,52 +53,20 @@ export class RunStreamService {
     });
     const session = await createSession(req, res, { keepAlive: this.config.sseKeepAliveMs });
     const lastEventId = Number.parseInt(session.lastId, 10);
-    let sent = Number.isInteger(lastEventId) && lastEventId > 0 ? lastEventId : 0;
-    let closed = false;
-    let running = false;
-    let again = false;
-
-    const close = () => {
-      if (closed) return;
-      closed = true;
-      unsubscribe();
-      clearInterval(resync);
-      res.end();
+    const subscriber: RunSubscriber = {
+      seen: Number.isInteger(lastEventId) && lastEventId > 0 ? lastEventId : 0,
+      transition: (row) => {
+        const { seq, from, to, action, at } = transitionView(row);
+        session.push({ seq, from, to, action, at }, 'transition', String(seq));
+      },
+      end: (run) => {
+        this.pushEnd(session, runView(run), String(subscriber.seen));
+        unsubscribe();
+        res.end();
+      },
     };
-
-    const pump = async (): Promise<void> => {
-      if (closed) return;
-      if (running) {
-        again = true;
-        return;
-      }
-      running = true;
-      try {
-        do {
-          again = false;
-          for (const row of await this.runs.transitionsAfter(workflowId, sent)) {
-            if (closed) return;
-            const { seq, from, to, action, at } = transitionView(row);
-            session.push({ seq, from, to, action, at }, 'transition', String(seq));
-            sent = seq;
-          }
-          const run = await this.runs.findRun(workflowId, principal.organization_uuid);
-          if (run?.isTerminal && run.lastSeq <= sent) {
-            this.pushEnd(session, runView(run), String(sent));
-            close();
-          }
-        } while (again && !closed);
-      } catch (err) {
-        this.log.warn({ err, workflow_id: workflowId }, 'stream read failed; will retry');
-      } finally {
-        running = false;
-      }
-    };
-
-    const unsubscribe = this.bus.subscribe(workflowId, () => void pump());
-    const resync = setInterval(() => void pump(), RESYNC_MS);
-    session.on('disconnected', close);
-    await pump();
+    const unsubscribe = this.bus.subscribe(workflowId, principal.organization_uuid, subscriber);
+    session.on('disconnected', unsubscribe);
   }
 
   /** The end event repeats the last seq as its id, so a reconnect after it replays only the end. */

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { DBHOST_VALID_TOKEN } from '../doubles/dbhost-double';
 import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
 import { api, readStream, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
 import { waitFor } from '../support/ports';
@@ -185,6 +186,39 @@ describe('GET /api/workflows/{id}/stream', () => {
     expect(stream.events[1].data.error.message).toBe(
       'e-signature API answered HTTP 404: RESOURCE_NOT_FOUND: The URL provided does not resolve to a resource.',
     );
+  });
+
+  it('streams of one run, joining at different moments and positions, each get every event once, in order', async () => {
+    const connection = await api('/api/connections', {
+      body: { plugin: 'dbhost', name: uniqueId('dbhost-fanout'), secrets: { api_token: DBHOST_VALID_TOKEN }, config: { api_url: process.env.TEST_DBHOST_URL } },
+    });
+    expect(connection.status).toBe(201);
+    // finishes-3 with poll_interval 1: five transitions over ~3 s (start, three polls, finish).
+    const id = await startRun('dbhost.operations.wait', {
+      connection_uuid: connection.body.connection_uuid,
+      dbhost_project_id: uniqueId('fanout'),
+      dbhost_operation_id: uniqueId('finishes-3'),
+      timeout_seconds: 30,
+      poll_interval: 1,
+    });
+    const early = [readStream(id, { timeoutMs: 20_000 }), readStream(id, { timeoutMs: 20_000 })];
+    await waitFor('the second transition', async () => (await historyOf(id)).length >= 2 || undefined, 10_000, 50);
+    // These join streams that are already further on: one from the start, one after seq 1.
+    const late = [readStream(id, { timeoutMs: 20_000 }), readStream(id, { lastEventId: '1', timeoutMs: 20_000 })];
+    // The run's shared reader serves org A's streams only.
+    expect((await readStream(id, { token: stackEnv.tokenB, timeoutMs: 5_000 })).status).toBe(404);
+    const [first, second, fromStart, afterOne] = await Promise.all([...early, ...late]);
+
+    const run = await api(`/api/workflows/${id}`);
+    expect(run.body.status).toBe('COMPLETED');
+    const history = await historyOf(id);
+    expect(history.map((t) => t.seq)).toEqual([1, 2, 3, 4, 5]);
+    const completed = { event: 'completed', id: '5', data: { workflow_id: id, state_name: 'COMPLETED', state_data: run.body.state_data } };
+    const all = [...history.map(asEvent), completed];
+    expect(first.events).toEqual(all);
+    expect(second.events).toEqual(all);
+    expect(fromStart.events).toEqual(all);
+    expect(afterOne.events).toEqual(all.slice(1));
   });
 
   it('an unknown id is a 404 JSON error, before any SSE', async () => {

@@ -48,7 +48,7 @@ describe('projection on PGlite', () => {
     const [run] = await database.db.select().from(runs).where(eq(runs.workflowId, 'wf_a'));
     expect(run).toMatchObject({ stateName: 'done', lastSeq: 2, isTerminal: true, status: 'COMPLETED', stateData: { ok: true } });
     await new Promise((r) => setTimeout(r, 50));
-    expect(heard).toEqual(['wf_a:1', 'wf_a:2']);
+    expect(heard).toEqual(['wf_a:1', 'wf_a:2t']);
     await unlisten();
   });
 
