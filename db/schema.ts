@@ -6,6 +6,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  type ExtraConfigColumn,
   primaryKey,
   text,
   timestamp,
@@ -33,6 +34,9 @@ export const apiTokens = pgTable(
   (t) => [index('api_tokens_org_idx').on(t.organizationUuid)],
 );
 
+const newestFirst = (t: { createdAt: ExtraConfigColumn; workflowId: ExtraConfigColumn }) =>
+  [t.createdAt.desc().nullsFirst(), t.workflowId.desc().nullsFirst()] as const;
+
 export const runs = pgTable(
   'runs',
   {
@@ -49,14 +53,14 @@ export const runs = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
   },
+  // One index per list filter, each in the list's order (newest first), so a page is read off the
+  // index instead of sorting the organization's runs. NULLS FIRST is what ORDER BY … DESC means in
+  // Postgres; drizzle's bare .desc() emits NULLS LAST, which the planner cannot use for that order.
   (t) => [
-    index('runs_org_created_idx').on(t.organizationUuid, t.createdAt.desc(), t.workflowId.desc()),
-    index('runs_org_type_created_idx').on(
-      t.organizationUuid,
-      t.workflowType,
-      t.createdAt.desc(),
-      t.workflowId.desc(),
-    ),
+    index('runs_org_created_idx').on(t.organizationUuid, ...newestFirst(t)),
+    index('runs_org_type_created_idx').on(t.organizationUuid, t.workflowType, ...newestFirst(t)),
+    index('runs_org_status_created_idx').on(t.organizationUuid, t.status, ...newestFirst(t)),
+    index('runs_org_state_created_idx').on(t.organizationUuid, t.stateName, ...newestFirst(t)),
   ],
 );
 

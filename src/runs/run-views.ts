@@ -32,7 +32,7 @@ export function transitionView(row: TransitionRow) {
   };
 }
 
-export const startResult = (row: RunRow) => ({
+export const startResult = (row: Pick<RunRow, 'workflowId' | 'stateName' | 'isTerminal'>) => ({
   workflow_id: row.workflowId,
   state_name: restStateName(row.stateName),
   is_terminal: row.isTerminal,

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApplicationFailure } from '@temporalio/common';
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
-import { and, asc, desc, eq, gt, lt, or } from 'drizzle-orm';
+import { and, asc, eq, gt, lt } from 'drizzle-orm';
 import { z } from 'zod';
 import { createProjection } from '../../activities/projection';
 import { outboundUrlProblem } from '../../activities/outbound';
@@ -17,19 +17,12 @@ import { CONFIG, DATABASE, TEMPORAL_CLIENT } from '../common/di';
 import { parseOrThrow, zodProblems } from '../common/validation';
 import type { AppConfig } from '../config';
 import { newRunId, requestHash } from './run-ids';
+import { listRuns } from './run-list';
 import { runView, startResult, transitionView } from './run-views';
 
 export const startBodySchema = z.strictObject({
   workflow_type: z.string().min(1).max(200),
   initial_data: z.record(z.string(), z.unknown()),
-});
-
-export const listQuerySchema = z.strictObject({
-  workflow_type: z.string().min(1).max(200).optional(),
-  status: z.enum(['RUNNING', 'COMPLETED', 'FAILED']).optional(),
-  state_name: z.string().min(1).max(100).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().max(200).optional(),
 });
 
 const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -123,8 +116,15 @@ export class RunsService {
     if (problems.length) throw validationFailed(problems);
   }
 
+  /**
+   * Starts the execution, then registers the run so that it is readable the moment this returns.
+   * Registered only once Temporal has the run: the row never shows a run that did not start, and a
+   * request repeating an Idempotency-Key can take the row as proof that the run started. The
+   * workflow's own projectRunStarted writes the same row idempotently, in either order.
+   */
   private async launch(def: WorkflowDefinition, body: StartBody, principal: Principal, workflowId: string) {
     const org = principal.organization_uuid;
+    const state = initialState(def);
     const input: EngineWorkflowInput = { organization_uuid: org, initial_data: body.initial_data };
     try {
       await this.temporal.workflow.start(def.workflow_type, {
@@ -135,25 +135,23 @@ export class RunsService {
         typedSearchAttributes: [
           { key: SA_ORGANIZATION, value: org },
           { key: SA_WORKFLOW_TYPE, value: def.workflow_type },
-          { key: SA_STATE, value: initialState(def) },
+          { key: SA_STATE, value: state },
         ],
       });
     } catch (err) {
       // A concurrent request with the same Idempotency-Key started it first: same run.
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
-    // Registered here too so the run is readable the moment this returns.
     await this.projection.projectRunStarted({
       workflow_id: workflowId,
       organization_uuid: org,
       workflow_type: def.workflow_type,
       version: def.version,
-      state_name: initialState(def),
+      state_name: state,
       attempt: 1,
       at: new Date().toISOString(),
     });
-    const row = await this.findRun(workflowId, org);
-    return startResult(row!);
+    return startResult({ workflowId, stateName: state, isTerminal: false });
   }
 
   async findRun(workflowId: string, organizationUuid: string) {
@@ -175,28 +173,8 @@ export class RunsService {
     return runView(await this.requireRun(workflowId, principal));
   }
 
-  async list(principal: Principal, rawQuery: unknown) {
-    const q = parseOrThrow(listQuerySchema, rawQuery);
-    const filters = [eq(runs.organizationUuid, principal.organization_uuid)];
-    if (q.workflow_type) filters.push(eq(runs.workflowType, q.workflow_type));
-    if (q.status) filters.push(eq(runs.status, q.status));
-    if (q.state_name) filters.push(eq(runs.stateName, q.state_name.toLowerCase()));
-    if (q.cursor) {
-      const c = decodeCursor(q.cursor);
-      filters.push(or(lt(runs.createdAt, c.createdAt), and(eq(runs.createdAt, c.createdAt), lt(runs.workflowId, c.workflowId)))!);
-    }
-    const rows = await this.db
-      .select()
-      .from(runs)
-      .where(and(...filters))
-      .orderBy(desc(runs.createdAt), desc(runs.workflowId))
-      .limit(q.limit + 1);
-    const page = rows.slice(0, q.limit);
-    const last = page[page.length - 1];
-    return {
-      runs: page.map(runView),
-      next_cursor: rows.length > q.limit && last ? encodeCursor(last.createdAt, last.workflowId) : null,
-    };
+  list(principal: Principal, rawQuery: unknown) {
+    return listRuns(this.db, principal.organization_uuid, rawQuery);
   }
 
   async history(workflowId: string, principal: Principal) {
@@ -254,7 +232,7 @@ export class RunsService {
       attempt,
       at: new Date().toISOString(),
     });
-    return startResult((await this.findRun(workflowId, row.organizationUuid))!);
+    return startResult({ workflowId, stateName: details.checkpoint.state, isTerminal: false });
   }
 
   /**
@@ -281,17 +259,4 @@ export class RunsService {
       clearTimeout(timer);
     }
   }
-}
-
-function encodeCursor(createdAt: Date, workflowId: string): string {
-  return Buffer.from(`${createdAt.toISOString()}|${workflowId}`).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { createdAt: Date; workflowId: string } {
-  const [iso, workflowId] = Buffer.from(cursor, 'base64url').toString().split('|');
-  const createdAt = new Date(iso);
-  if (!workflowId || Number.isNaN(createdAt.getTime())) {
-    throw validationFailed([{ field: 'cursor', rule: 'format', message: 'is not a cursor returned by this endpoint' }]);
-  }
-  return { createdAt, workflowId };
 }
