@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { IncomingMessage } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -10,6 +11,11 @@ import { bodyParserErrors } from './common/error.filter';
 import { methodNotAllowed } from './common/method-not-allowed';
 import { NestPinoLogger } from './nest-logger';
 import { buildOpenApiDocument } from './openapi/document';
+
+const withOrganization = (req: IncomingMessage, line: object) => ({
+  ...line,
+  organization_uuid: (req as { principal?: { organization_uuid: string } }).principal?.organization_uuid,
+});
 
 /** Builds the HTTP API (not yet listening). */
 export async function createApi(deps: AppDependencies): Promise<INestApplication> {
@@ -23,7 +29,10 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
   app.use(
     pinoHttp({
       logger: deps.logger,
-      customProps: (req) => ({ organization_uuid: (req as { principal?: { organization_uuid: string } }).principal?.organization_uuid }),
+      // Added to the one line logged per request; customProps would build child loggers for it
+      // (three per request), a cost every request pays.
+      customSuccessObject: (req, _res, line) => withOrganization(req, line),
+      customErrorObject: (req, _res, _err, line) => withOrganization(req, line),
       serializers: {
         req: (req) => ({ method: req.method, url: req.url }),
         res: (res) => ({ statusCode: res.statusCode }),

@@ -21,6 +21,8 @@ export interface AppConfig {
   providerTimeoutMs: number;
   bodyLimitBytes: number;
   sseKeepAliveMs: number;
+  /** How long a resolved bearer token is trusted without asking the database; 0 asks every time. */
+  tokenCacheTtlMs: number;
   logLevel: string;
   devBootstrap: boolean;
   limits: LimitsConfig;
@@ -72,6 +74,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     providerTimeoutMs: int('PROVIDER_TIMEOUT_MS', 10_000, env),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1_048_576, env),
     sseKeepAliveMs: int('SSE_KEEPALIVE_MS', 15_000, env),
+    tokenCacheTtlMs: int('TOKEN_CACHE_TTL_MS', 5_000, env),
     logLevel: env.LOG_LEVEL || 'info',
     devBootstrap: env.DEV_BOOTSTRAP === '1',
     limits: loadLimits(env),

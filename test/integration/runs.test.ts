@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { ESIGN_RESOURCES, ESIGN_VALID_TOKEN } from '../doubles/esign-double';
 import { api, esignCalls, readStream, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
+import { ExtraApi } from '../support/extra-api';
 
 // The integration project's `testTimeout` in jest.config.js is not applied (Jest reads it
 // only from the global config), so the default of 5 s would apply without this.
@@ -77,6 +78,8 @@ describe('POST /api/workflows/start', () => {
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ workflow_id: expect.stringMatching(/^wf_[0-9a-z]+$/), state_name: 'PENDING', is_terminal: false });
     expect(res.headers.get('idempotent-replayed')).toBeNull();
+    // Readable the moment POST /start answers, before the workflow projects anything itself.
+    expect((await api(`/api/workflows/${res.body.workflow_id}`, { token: org.token })).status).toBe(200);
     const run = await waitForTerminal(res.body.workflow_id, org.token);
     expect(run).toMatchObject({ workflow_type: RESOURCES, organization_uuid: org.organization_uuid, status: 'COMPLETED' });
   });
@@ -210,6 +213,30 @@ describe('POST /api/workflows/start', () => {
         { field: 'organization_uuid', rule: 'unknown_field', message: 'is not a field of this schema' },
       ]);
     });
+  });
+});
+
+describe('a start Temporal refuses (an API process on a namespace that does not exist)', () => {
+  const extra = new ExtraApi({ TEMPORAL_ADDRESS: stackEnv.temporalAddress, TEMPORAL_NAMESPACE: uniqueId('no-such-namespace') });
+  let token: string;
+  beforeAll(async () => {
+    await extra.start();
+    token = JSON.parse(extra.cli(['org', 'create', uniqueId('refused'), '--json'])).token;
+  });
+  afterAll(() => extra.stop());
+
+  it('answers an error and leaves no run behind (a run is registered only once Temporal has it)', async () => {
+    const call = (path: string, body?: unknown) =>
+      fetch(`${extra.url}${path}`, {
+        method: body ? 'POST' : 'GET',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: body ? JSON.stringify(body) : undefined,
+        signal: AbortSignal.timeout(20_000),
+      });
+    const res = await call('/api/workflows/start', { workflow_type: RESOURCES, initial_data: { base_url: 'https://esign.invalid/api' } });
+    expect(res.status).toBeGreaterThanOrEqual(500);
+    const list = await call('/api/workflows');
+    expect(((await list.json()) as { runs: unknown[] }).runs).toEqual([]);
   });
 });
 

@@ -22,6 +22,9 @@ export interface StackOptions {
 
 type Role = 'api' | 'worker' | 'all';
 
+/** How long the stack's API trusts a resolved token: a revoked one must fail within this. */
+export const STACK_TOKEN_CACHE_TTL_MS = 2_000;
+
 export class Stack {
   readonly root = projectRoot();
   private readonly children = new Map<Role, ChildProcess>();
@@ -53,6 +56,7 @@ export class Stack {
       WORKFLOW_BUNDLE_PATH: path.join(this.root, 'dist', 'workflow-bundle.js'),
       ENGINE_SECRET_KEY: this.secretKey,
       SSE_MAX_STREAMS_PER_TOKEN: '5',
+      TOKEN_CACHE_TTL_MS: String(STACK_TOKEN_CACHE_TTL_MS),
       ...this.options.extraEnv,
     };
     if (this.options.databaseUrl) env.DATABASE_URL = this.options.databaseUrl;
