@@ -1,8 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
 import { createProjection } from '../activities/projection';
-import { runs } from '../db/schema';
-import { resolveToken } from '../src/auth/org-tokens';
 import { newRunId } from '../src/runs/run-ids';
 import { request } from './lib/http';
 import { type BenchOutcome, ms, report, type SummaryLine, verdict } from './lib/report';
@@ -58,13 +55,12 @@ export async function startOverhead(stack: BenchStack): Promise<BenchOutcome> {
           },
         },
         {
-          label: "the start's 3 DB statements alone (reference)",
+          label: "the start's DB write alone (reference)",
           task: async () => {
-            // What POST /start does in the database besides Temporal: token lookup, register the run, read it back.
-            await resolveToken(stack.database.db, stack.token);
-            const id = newRunId();
+            // What POST /start does in the database besides Temporal, at the same time as the start:
+            // register the run (the token comes from the cache).
             await projection.projectRunStarted({
-              workflow_id: id,
+              workflow_id: newRunId(),
               organization_uuid: stack.org,
               workflow_type: TYPE,
               version: '1.0',
@@ -72,7 +68,6 @@ export async function startOverhead(stack: BenchStack): Promise<BenchOutcome> {
               attempt: 1,
               at: new Date().toISOString(),
             });
-            await stack.database.db.select().from(runs).where(and(eq(runs.workflowId, id), eq(runs.organizationUuid, stack.org)));
           },
         },
       ],
@@ -117,8 +112,8 @@ export async function startOverhead(stack: BenchStack): Promise<BenchOutcome> {
     ],
     summary,
     [
-      `type ${TYPE}; the API adds to the same Temporal start: HTTP + Nest, the token lookup, zod validation, and two projection statements (register the run, read it back)`,
-      'references: auth/me = HTTP + Nest + token lookup, no start; "3 DB statements" = the database work of a start (token lookup, register, read back) called directly',
+      `type ${TYPE}; the API adds to the same Temporal start: HTTP + Nest, the token lookup (cached for TOKEN_CACHE_TTL_MS), zod validation, and registering the run (one statement, concurrent with the start)`,
+      'references: auth/me = HTTP + Nest + token lookup, no start; "DB write" = the database work of a start (register the run) called directly',
     ],
   );
 }
