@@ -33,6 +33,8 @@ export interface DatabaseOptions {
   databaseUrl?: string;
   pgliteDir?: string;
   poolSize?: number;
+  /** Postgres: how long a query may go unanswered (a blackholed connection) before it fails. */
+  queryTimeoutMs?: number;
 }
 
 export function projectRoot(): string {
@@ -48,7 +50,7 @@ export function projectRoot(): string {
 const migrationsFolder = () => path.join(projectRoot(), 'db', 'migrations');
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10, options.queryTimeoutMs ?? 30_000);
   return openPglite(options.pgliteDir);
 }
 
@@ -61,12 +63,12 @@ function redactUrl(url: string): string {
   }
 }
 
-async function openPostgres(databaseUrl: string, poolSize: number): Promise<DatabaseHandle> {
+async function openPostgres(databaseUrl: string, poolSize: number, queryTimeoutMs: number): Promise<DatabaseHandle> {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: poolSize,
     connectionTimeoutMillis: 5_000,
-    query_timeout: 30_000,
+    query_timeout: queryTimeoutMs,
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
@@ -76,14 +78,17 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Data
     kind: 'postgres',
     description: redactUrl(databaseUrl),
     async migrate() {
-      const client = await pool.connect();
+      // A client of its own, without the pool's query time-out: an index build may take minutes.
+      const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 });
+      client.on('error', () => undefined);
+      await client.connect();
       try {
         // Several API or worker processes may start together: one migrates, the others wait.
         await client.query('select pg_advisory_lock(727274)');
         await migratePg(drizzlePg(client), { migrationsFolder: migrationsFolder() });
       } finally {
         await client.query('select pg_advisory_unlock(727274)').catch(() => undefined);
-        client.release();
+        await client.end();
       }
     },
     listen: (channel, onMessage, onReconnect) => listenPostgres(databaseUrl, channel, onMessage, onReconnect),

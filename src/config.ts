@@ -8,6 +8,8 @@ export interface AppConfig {
   port: number;
   host: string;
   databaseUrl?: string;
+  /** Postgres: a query unanswered this long fails (503 at the API) instead of holding a request. */
+  databaseQueryTimeoutMs: number;
   dataDir: string;
   temporalAddress: string;
   temporalNamespace: string;
@@ -63,6 +65,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     port: int('PORT', 3000, env),
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || undefined,
+    databaseQueryTimeoutMs: int('DATABASE_QUERY_TIMEOUT_MS', 5_000, env),
     dataDir,
     temporalAddress: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',

@@ -23,7 +23,11 @@ async function main() {
   if (!['all', 'api', 'worker'].includes(mode)) throw new Error(`unknown mode ${mode}: use all, api or worker`);
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: pgliteDir(config) });
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    pgliteDir: pgliteDir(config),
+    queryTimeoutMs: config.databaseQueryTimeoutMs,
+  });
   await database.migrate();
   const masterKey = loadMasterKey(process.env, config.dataDir, config.devBootstrap);
   const connections = new ConnectionStore(database.db, SecretBox.derive(masterKey, 'connections'));

@@ -2,6 +2,7 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Inject 
 import type { Request, Response } from 'express';
 import { ApiError } from './api-error';
 import { LOGGER } from './di';
+import { isDatabaseUnavailable, isTemporalUnavailable } from './unavailable';
 import type { Logger } from '../logger';
 
 const CODES: Record<number, string> = {
@@ -39,19 +40,6 @@ export function bodyParserErrors(err: BodyParserError, _req: Request, res: Respo
   }
 }
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', '57P01', '57P02', '57P03']);
-const CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|connection error|Connection refused/i;
-
-/** A lost or refused database connection (the driver's error may be wrapped by Drizzle as its cause). */
-export function isDatabaseUnavailable(err: unknown): boolean {
-  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const { code, message } = e as { code?: unknown; message?: unknown };
-    if (typeof code === 'string' && (CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
-    if (typeof message === 'string' && CONNECTION_MESSAGES.test(message)) return true;
-  }
-  return false;
-}
-
 /** One error body everywhere: `{error: {code, message, details}}`. */
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
@@ -86,6 +74,15 @@ export class ErrorFilter implements ExceptionFilter {
       const body = exception.getResponse();
       const message = typeof body === 'string' ? body : ((body as { message?: string }).message ?? exception.message);
       return { status, code: CODES[status] ?? 'error', message: String(message), details: null, headers: {} };
+    }
+    if (isTemporalUnavailable(exception)) {
+      return {
+        status: 503,
+        code: 'temporal_unavailable',
+        message: 'Temporal is not answering; retry shortly',
+        details: null,
+        headers: { 'Retry-After': '5' } as Record<string, string>,
+      };
     }
     if (isDatabaseUnavailable(exception)) {
       return {

@@ -14,6 +14,7 @@ import type { Principal } from '../auth/principal';
 import { CatalogService } from '../catalog/catalog.service';
 import { ApiError, type FieldProblem, notFound, validationFailed } from '../common/api-error';
 import { CONFIG, DATABASE, TEMPORAL_CLIENT } from '../common/di';
+import { isDatabaseUnavailable } from '../common/unavailable';
 import { parseOrThrow, zodProblems } from '../common/validation';
 import type { AppConfig } from '../config';
 import { newRunId, requestHash } from './run-ids';
@@ -126,6 +127,9 @@ export class RunsService {
     const org = principal.organization_uuid;
     const state = initialState(def);
     const input: EngineWorkflowInput = { organization_uuid: org, initial_data: body.initial_data };
+    // With the database down (the token may come from the cache) refuse before anything starts,
+    // rather than answer 503 about a run that is executing.
+    await this.database.ping();
     try {
       await this.temporal.workflow.start(def.workflow_type, {
         taskQueue: TASK_QUEUE,
@@ -142,15 +146,21 @@ export class RunsService {
       // A concurrent request with the same Idempotency-Key started it first: same run.
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
-    await this.projection.projectRunStarted({
-      workflow_id: workflowId,
-      organization_uuid: org,
-      workflow_type: def.workflow_type,
-      version: def.version,
-      state_name: state,
-      attempt: 1,
-      at: new Date().toISOString(),
-    });
+    try {
+      await this.projection.projectRunStarted({
+        workflow_id: workflowId,
+        organization_uuid: org,
+        workflow_type: def.workflow_type,
+        version: def.version,
+        state_name: state,
+        attempt: 1,
+        at: new Date().toISOString(),
+      });
+    } catch (err) {
+      // The database went away after the ping: the run is started, and its workflow projects it
+      // once the database answers. Saying 201 is the truth; a 503 would invite a duplicate start.
+      if (!isDatabaseUnavailable(err)) throw err;
+    }
     return startResult({ workflowId, stateName: state, isTerminal: false });
   }
 

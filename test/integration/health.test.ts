@@ -1,4 +1,4 @@
-import { api } from '../support/api';
+import { api, uniqueId } from '../support/api';
 import { ExtraApi } from '../support/extra-api';
 
 jest.setTimeout(45_000);
@@ -40,6 +40,21 @@ describe('GET /api/health', () => {
       expect(health.status).toBe(503);
       expect(unauthenticated.status).toBe(401);
     });
+
+    it('answers a start with 503 temporal_unavailable and Retry-After, once the client stops retrying', async () => {
+      const token = JSON.parse(extra.cli(['org', 'create', uniqueId('no-temporal'), '--json'])).token;
+      const res = await fetch(`${extra.url}/api/workflows/start`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ workflow_type: 'esign.resources.get-resource-information', initial_data: { base_url: 'https://esign.invalid/api' } }),
+        signal: AbortSignal.timeout(40_000),
+      });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('temporal_unavailable');
+      const list = await fetch(`${extra.url}/api/workflows`, { headers: { authorization: `Bearer ${token}` } });
+      expect(((await list.json()) as { runs: unknown[] }).runs).toEqual([]);
+    }, 60_000);
   });
 });
 
