@@ -70,8 +70,10 @@ async function openPostgres(databaseUrl: string, poolSize: number, queryTimeoutM
     connectionTimeoutMillis: 5_000,
     query_timeout: queryTimeoutMs,
   });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
+  // A client losing its connection must not crash the process. Idle ones the pool replaces; a
+  // checked-out one (in a transaction) has no listener of the pool's, and its queries fail anyway.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = drizzlePg(pool, { schema }) as unknown as Database;
   return {
     db,
