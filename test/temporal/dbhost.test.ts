@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { ConnectionStore } from '../../activities/connections';
 import { createDbhostActivities } from '../../activities/dbhost';
@@ -382,6 +383,11 @@ describe('dbhost workflow types on the time-skipping server', () => {
       const op = uid('finishes-21');
       const first = await run(WAIT, waitInput(project, op));
       expect(first.output).toMatchObject({ failure_type: 'timeout', poll_count: 20 });
+      // Search attributes are written when the state changes, not on each of the 20 polls: the
+      // tags at start, the patch's TemporalChangeVersion, pending → waiting and waiting → failed.
+      const { events } = await env.client.workflow.getHandle(first.id).fetchHistory();
+      const upserts = events!.filter((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES);
+      expect(upserts.length).toBeLessThanOrEqual(4);
       const checkpoint = first.details!.checkpoint!;
       const retried = await run(WAIT, {}, { id: first.id, resume: { reason: 'retry', ...checkpoint, attempt: 2 } });
       expect(retried.ok).toBe(true);

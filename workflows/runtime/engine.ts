@@ -3,6 +3,7 @@ import {
   CancellationScope,
   isCancellation,
   makeContinueAsNewFunc,
+  patched,
   proxyLocalActivities,
   sleep,
   upsertMemo,
@@ -23,6 +24,8 @@ const projection = proxyLocalActivities<ProjectionActivities>({
   startToCloseTimeout: '15s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
 });
+
+const PATCH_STATE_ATTRIBUTE_ON_CHANGE = 'engine-state-attribute-on-change';
 
 /** Past this many history events a waiting run continues as new, keeping histories bounded. */
 const CONTINUE_AS_NEW_AFTER_EVENTS = 2_000;
@@ -164,8 +167,11 @@ class Machine {
         ? { status: target.success ? 'COMPLETED' : 'FAILED', state_data: redact(this.data, this.def.secret_fields) }
         : undefined,
     });
+    const changed = to !== this.state;
     this.state = to;
-    upsertSearchAttributes([{ key: SA_STATE, value: to }]);
+    // A transition back into the same state (a poll) leaves the attribute as it is, instead of an
+    // event per poll; executions recorded before this upserted on every transition.
+    if (changed || !patched(PATCH_STATE_ATTRIBUTE_ON_CHANGE)) upsertSearchAttributes([{ key: SA_STATE, value: to }]);
   }
 
   private validateInput(): ClassifiedFailure | undefined {
