@@ -1,3 +1,4 @@
+import { createParser } from 'eventsource-parser';
 import { clock } from './clock';
 
 /** The benchmark's HTTP client: Node's fetch, keep-alive, the way an SDK would call the API. */
@@ -48,35 +49,28 @@ export async function watchStream(baseUrl: string, token: string, workflowId: st
   const counts = { bytes: 0, transitions: 0, comments: 0 };
   let result: 'completed' | 'failed' | undefined;
   const ended = (async () => {
+    let now = connectedAt;
+    const parser = createParser({
+      onEvent: (e) => {
+        if (e.event === 'transition' && e.id) {
+          counts.transitions += 1;
+          if (!arrivals.has(Number(e.id))) arrivals.set(Number(e.id), now);
+        }
+        if (e.event === 'completed' || e.event === 'failed') result ??= e.event;
+      },
+      onComment: () => (counts.comments += 1),
+    });
     const decoder = new TextDecoder();
-    let buffer = '';
-    let event = 'message';
-    let id = '';
     try {
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        const now = clock();
+        // Every event parsed out of this chunk arrived now.
+        now = clock();
         lastBytesAt = now;
         counts.bytes += chunk.length;
-        buffer += decoder.decode(chunk, { stream: true });
-        let newline: number;
-        while ((newline = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, newline).replace(/\r$/, '');
-          buffer = buffer.slice(newline + 1);
-          if (line === '') {
-            if (event === 'transition' && id) {
-              counts.transitions += 1;
-              if (!arrivals.has(Number(id))) arrivals.set(Number(id), now);
-            }
-            if (event === 'completed' || event === 'failed') {
-              result = event;
-              controller.abort();
-              return event;
-            }
-            event = 'message';
-            id = '';
-          } else if (line.startsWith(':')) counts.comments += 1;
-          else if (line.startsWith('event:')) event = line.slice(6).trim();
-          else if (line.startsWith('id:')) id = line.slice(3).trim();
+        parser.feed(decoder.decode(chunk, { stream: true }));
+        if (result) {
+          controller.abort();
+          return result;
         }
       }
       return 'closed' as const;

@@ -1,3 +1,4 @@
+import { createParser } from 'eventsource-parser';
 import { waitFor } from './ports';
 
 /** What global-setup started, read from the environment it exported. */
@@ -109,34 +110,22 @@ export async function readStream(
     clearTimeout(timer);
     return { status: res.status, events, comments, contentType };
   }
+  let stopped = false;
+  const parser = createParser({
+    onEvent: (e) => {
+      if (stopped) return;
+      events.push({ event: e.event ?? 'message', id: e.id, data: JSON.parse(e.data) });
+      stopped = Boolean(options.stopAfter && events.length >= options.stopAfter);
+    },
+    onComment: () => (comments += 1),
+  });
   const decoder = new TextDecoder();
-  let buffer = '';
-  let current: Partial<SseEvent> & { dataLines?: string[] } = {};
   try {
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let newline: number;
-      while ((newline = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, newline).replace(/\r$/, '');
-        buffer = buffer.slice(newline + 1);
-        if (line === '') {
-          if (current.dataLines) {
-            events.push({ event: current.event ?? 'message', id: current.id, data: JSON.parse(current.dataLines.join('\n')) });
-            if (options.stopAfter && events.length >= options.stopAfter) {
-              controller.abort();
-              return { status: res.status, events, comments, contentType };
-            }
-          }
-          current = {};
-        } else if (line.startsWith(':')) comments += 1;
-        else {
-          const colon = line.indexOf(':');
-          const field = colon < 0 ? line : line.slice(0, colon);
-          const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-          if (field === 'event') current.event = value;
-          else if (field === 'id') current.id = value;
-          else if (field === 'data') (current.dataLines ??= []).push(value);
-        }
+      parser.feed(decoder.decode(chunk, { stream: true }));
+      if (stopped) {
+        controller.abort();
+        break;
       }
     }
   } catch (err) {

@@ -1,3 +1,4 @@
+import { createParser } from 'eventsource-parser';
 import type { ChaosStack } from './chaos-stack';
 import { sleep } from './chaos-stack';
 
@@ -82,12 +83,27 @@ export async function followStream(
     }
     client.connections += 1;
     if (client.connections > 1) client.resumedFrom.push(lastId ?? '(none)');
-    const decoder = new TextDecoder();
-    let buffer = '';
-    let current: { event?: string; id?: string; data?: string[] } = {};
     let reason = 'server closed the stream';
     let closeTimer: NodeJS.Timeout | undefined;
     let notClosed = false;
+    // One parser per connection: an event cut off by a dropped connection is not half-delivered.
+    const parser = createParser({
+      onEvent: (e) => {
+        const event: SseEvent = { event: e.event ?? 'message', id: e.id, data: JSON.parse(e.data) };
+        if (terminal) client.problems.push(`event ${event.event} ${event.id} after the terminal event`);
+        client.events.push(event);
+        if (event.id !== undefined) lastId = event.id;
+        if ((event.event === 'completed' || event.event === 'failed') && !terminal) {
+          terminal = true;
+          // The server must close the stream after its end event.
+          closeTimer = setTimeout(() => {
+            notClosed = true;
+            controller.abort();
+          }, 5_000);
+        }
+      },
+    });
+    const decoder = new TextDecoder();
     try {
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
         // Keep-alives arrive every second, so this is noticed: the suite is over, the deadline has
@@ -97,36 +113,7 @@ export async function followStream(
           break;
         }
         arm();
-        buffer += decoder.decode(chunk, { stream: true });
-        let nl: number;
-        while ((nl = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, nl).replace(/\r$/, '');
-          buffer = buffer.slice(nl + 1);
-          if (line === '') {
-            if (current.data) {
-              const event: SseEvent = { event: current.event ?? 'message', id: current.id, data: JSON.parse(current.data.join('\n')) };
-              if (terminal) client.problems.push(`event ${event.event} ${event.id} after the terminal event`);
-              client.events.push(event);
-              if (event.id !== undefined) lastId = event.id;
-              if ((event.event === 'completed' || event.event === 'failed') && !terminal) {
-                terminal = true;
-                // The server must close the stream after its end event.
-                closeTimer = setTimeout(() => {
-                  notClosed = true;
-                  controller.abort();
-                }, 5_000);
-              }
-            }
-            current = {};
-          } else if (!line.startsWith(':')) {
-            const colon = line.indexOf(':');
-            const field = colon < 0 ? line : line.slice(0, colon);
-            const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-            if (field === 'event') current.event = value;
-            else if (field === 'id') current.id = value;
-            else if (field === 'data') (current.data ??= []).push(value);
-          }
-        }
+        parser.feed(decoder.decode(chunk, { stream: true }));
       }
     } catch (err) {
       reason = stalled ? 'stalled' : `${(err as Error).name}: ${(err as Error).message}`;
