@@ -10,7 +10,7 @@ import { AppModule, type AppDependencies } from './app.module';
 import { bodyParserErrors } from './common/error.filter';
 import { methodNotAllowed } from './common/method-not-allowed';
 import { NestPinoLogger } from './nest-logger';
-import { buildOpenApiDocument } from './openapi/document';
+import { openApiDocument } from './openapi/document';
 
 const withOrganization = (req: IncomingMessage, line: object) => ({
   ...line,
@@ -39,7 +39,7 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
       },
     }),
   );
-  app.use(methodNotAllowed(buildOpenApiDocument()));
+  app.use(methodNotAllowed(openApiDocument()));
   app.use(json({ limit: deps.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(bodyParserErrors);
   app.useStaticAssets(swaggerUiAssets(), { prefix: '/api/docs/assets' });

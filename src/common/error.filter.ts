@@ -40,6 +40,15 @@ export function bodyParserErrors(err: BodyParserError, _req: Request, res: Respo
   }
 }
 
+/** A dependency down: the client should come back, and Retry-After says when. */
+const unavailable = (code: string, message: string) => ({
+  status: 503,
+  code,
+  message,
+  details: null,
+  headers: { 'Retry-After': '5' } as Record<string, string>,
+});
+
 /** One error body everywhere: `{error: {code, message, details}}`. */
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
@@ -75,24 +84,8 @@ export class ErrorFilter implements ExceptionFilter {
       const message = typeof body === 'string' ? body : ((body as { message?: string }).message ?? exception.message);
       return { status, code: CODES[status] ?? 'error', message: String(message), details: null, headers: {} };
     }
-    if (isTemporalUnavailable(exception)) {
-      return {
-        status: 503,
-        code: 'temporal_unavailable',
-        message: 'Temporal is not answering; retry shortly',
-        details: null,
-        headers: { 'Retry-After': '5' } as Record<string, string>,
-      };
-    }
-    if (isDatabaseUnavailable(exception)) {
-      return {
-        status: 503,
-        code: 'database_unavailable',
-        message: 'the database is not answering; retry shortly',
-        details: null,
-        headers: { 'Retry-After': '5' } as Record<string, string>,
-      };
-    }
+    if (isTemporalUnavailable(exception)) return unavailable('temporal_unavailable', 'Temporal is not answering; retry shortly');
+    if (isDatabaseUnavailable(exception)) return unavailable('database_unavailable', 'the database is not answering; retry shortly');
     const status = parserError?.status ?? parserError?.statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500) {
       return { status, code: CODES[status] ?? 'bad_request', message: parserError.message ?? 'bad request', details: null, headers: {} };

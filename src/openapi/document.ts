@@ -194,6 +194,13 @@ function temporalCodecPaths() {
 }
 
 /** The OpenAPI 3.1 document, generated from the same zod schemas the API validates with. */
+let built: ReturnType<typeof buildOpenApiDocument> | undefined;
+
+/** Built once per process: the API serves it, and the 405 middleware reads its paths. */
+export function openApiDocument() {
+  return (built ??= buildOpenApiDocument());
+}
+
 export function buildOpenApiDocument() {
   const startBodies = definitions.map((d) => {
     const input = schema(d.input, 'input');

@@ -1,6 +1,6 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { Public } from '../auth/principal';
-import { buildOpenApiDocument } from './document';
+import { openApiDocument } from './document';
 
 const DOCS_PAGE = `<!doctype html>
 <html><head><meta charset="utf-8"><title>Workflow Engine API</title>
@@ -12,7 +12,7 @@ const DOCS_PAGE = `<!doctype html>
 
 @Controller()
 export class OpenApiController {
-  private readonly document = buildOpenApiDocument();
+  private readonly document = openApiDocument();
 
   @Public()
   @Get('openapi.json')

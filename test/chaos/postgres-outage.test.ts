@@ -61,7 +61,6 @@ describe(`chaos: Postgres unreachable during runs (${P.outages.map((o) => `${o.k
       chaos.guard(async () => {
         const proxy = chaos.proxy;
         if (!proxy) throw new Error('no database proxy: this scenario needs DATABASE_URL');
-        const t0 = Date.now();
         // Long waits first (they poll across the outage), each followed by a stream client.
         const waits: PlannedRun[] = Array.from({ length: P.waits }, () => planRun(chaos, 'wait', { reads: 6, pollInterval: 1 }));
         for (const p of waits) p.id = (await chaos.startRun(p.workflowType, p.input)).id;
