@@ -150,4 +150,16 @@ export async function esignCalls(pathFragment: string): Promise<Array<{ method: 
   return calls.filter((c) => c.path.includes(pathFragment));
 }
 
+/**
+ * Where any secret shows up: "<secret name> in <place>: <the line holding it>", for each
+ * `[place, text]`. An empty list is the assertion.
+ */
+export function secretLeaks(secrets: Record<string, string>, places: Array<[string, string]>): string[] {
+  return places.flatMap(([what, text]) =>
+    Object.entries(secrets)
+      .filter(([, secret]) => text.includes(secret))
+      .map(([name, secret]) => `${name} in ${what}: ${(text.split('\n').find((l) => l.includes(secret)) ?? '').slice(0, 300)}`),
+  );
+}
+
 export const uniqueId = (prefix: string) => `${prefix}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
