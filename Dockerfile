@@ -1,5 +1,5 @@
 # The API and the worker share one image; the command picks the role (api | worker).
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund
@@ -10,7 +10,7 @@ COPY activities activities
 COPY db db
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js HOST=0.0.0.0
 COPY --from=build /app/package.json ./

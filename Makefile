@@ -1,5 +1,7 @@
 # Entry points; the work is done by the scripts under scripts/.
 .DEFAULT_GOAL := help
+# The Node.js that scripts/bootstrap.sh pins when the machine's own is older than 24 (scripts/lib/node.sh).
+export PATH := $(CURDIR)/.venv/nodejs/bin:$(PATH)
 .PHONY: help up test bench fuzz chaos build bootstrap temporal clean record-histories
 
 help: ## List the targets

@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh --no-build
+# shellcheck source=scripts/lib/node.sh
+source scripts/lib/node.sh # the Node bootstrap chose
 echo "bench: compiling bench/ to dist-bench/" >&2
 npx --no-install tsc -p bench/tsconfig.json
 # shellcheck disable=SC2086 # BENCH is a list of names

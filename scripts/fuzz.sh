@@ -20,6 +20,8 @@ STEPS=(
 )
 
 scripts/bootstrap.sh || { echo "bootstrap failed" >&2; exit 1; }
+# shellcheck source=scripts/lib/node.sh
+source scripts/lib/node.sh # the Node bootstrap chose
 
 # shellcheck source=scripts/lib/run-steps.sh
 source scripts/lib/run-steps.sh

@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 log() { printf 'up: %s\n' "$*" >&2; }
 
 scripts/bootstrap.sh
+# shellcheck source=scripts/lib/node.sh
+source scripts/lib/node.sh # the Node bootstrap chose
+log "node $(node --version) ($(command -v node))"
 
 own_temporal=0
 if [[ -z ${TEMPORAL_ADDRESS:-} ]]; then

@@ -33,7 +33,7 @@ async function main() {
   const connections = new ConnectionStore(database.db, SecretBox.derive(masterKey, 'connections'));
   // Every payload this process hands to Temporal is encrypted (the API's client and the worker alike).
   const dataConverter = createDataConverter(masterKey);
-  logger.info({ mode, database: database.description, temporal: config.temporalAddress }, 'starting');
+  logger.info({ mode, node: process.version, database: database.description, temporal: config.temporalAddress }, 'starting');
 
   const stops: Array<() => Promise<unknown>> = [];
   let worker: Worker | undefined;
@@ -62,6 +62,7 @@ async function main() {
         'Workflow Engine Service is up',
         `  API:         http://${config.host}:${config.port}/api   (docs: http://${config.host}:${config.port}/api/docs)`,
         `  Temporal UI: ${config.temporalUiUrl}`,
+        `  Node.js:     ${process.version}`,
         `  Dev token:   ${token}   (also in .data/dev-token)`,
         '',
       ].join('\n') + '\n',
