@@ -1,15 +1,17 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, UsePipes } from '@nestjs/common';
 import { CurrentPrincipal, type Principal } from '../auth/principal';
 import { RejectNulPipe } from '../common/reject-nul.pipe';
-import { ConnectionsService } from './connections.service';
+import { SchemaValidationPipe } from '../common/validation';
+import { type CreateBody, ConnectionsService, createBody, type UpdateBody, updateBody } from './connections.service';
 
 @Controller('connections')
-@UsePipes(RejectNulPipe)
+// The NUL check first: a NUL is named as such whatever else the schema finds.
+@UsePipes(RejectNulPipe, SchemaValidationPipe)
 export class ConnectionsController {
   constructor(private readonly connections: ConnectionsService) {}
 
   @Post()
-  create(@CurrentPrincipal() principal: Principal, @Body() body: unknown) {
+  create(@CurrentPrincipal() principal: Principal, @Body({ schema: createBody }) body: CreateBody) {
     return this.connections.create(principal, body);
   }
 
@@ -24,7 +26,7 @@ export class ConnectionsController {
   }
 
   @Patch(':uuid')
-  update(@CurrentPrincipal() principal: Principal, @Param('uuid') uuid: string, @Body() body: unknown) {
+  update(@CurrentPrincipal() principal: Principal, @Param('uuid') uuid: string, @Body({ schema: updateBody }) body: UpdateBody) {
     return this.connections.update(principal, uuid, body);
   }
 

@@ -4,21 +4,23 @@ import { connectionView, type ConnectionStore } from '../../activities/connectio
 import type { Principal } from '../auth/principal';
 import { ApiError, type FieldProblem, notFound, validationFailed } from '../common/api-error';
 import { CONNECTIONS } from '../common/di';
-import { parseOrThrow, zodProblems } from '../common/validation';
+import { zodProblems } from '../common/validation';
 import { findPlugin, plugins } from '../plugins/plugins';
 
 const name = z.string().trim().min(1).max(100);
-const createBody = z.strictObject({
+export const createBody = z.strictObject({
   plugin: z.string().min(1),
   name,
   secrets: z.record(z.string(), z.unknown()),
   config: z.record(z.string(), z.unknown()).default({}),
 });
-const updateBody = z.strictObject({
+export const updateBody = z.strictObject({
   name: name.optional(),
   secrets: z.record(z.string(), z.unknown()).optional(),
   config: z.record(z.string(), z.unknown()).optional(),
 });
+export type CreateBody = z.output<typeof createBody>;
+export type UpdateBody = z.output<typeof updateBody>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -45,8 +47,7 @@ export class ConnectionsService {
     };
   }
 
-  async create(principal: Principal, rawBody: unknown) {
-    const body = parseOrThrow(createBody, rawBody);
+  async create(principal: Principal, body: CreateBody) {
     const { secrets, config } = this.validatePluginFields(body.plugin, body.secrets, body.config);
     const row = await this.store.create(principal.organization_uuid, body.plugin, body.name, secrets!, config!);
     if (!row) throw new ApiError(409, 'connection_name_taken', `a connection named "${body.name}" already exists`);
@@ -70,9 +71,8 @@ export class ConnectionsService {
     return connectionView(await this.require(principal, connectionUuid));
   }
 
-  async update(principal: Principal, connectionUuid: string, rawBody: unknown) {
+  async update(principal: Principal, connectionUuid: string, body: UpdateBody) {
     const row = await this.require(principal, connectionUuid);
-    const body = parseOrThrow(updateBody, rawBody);
     const { secrets, config } = this.validatePluginFields(row.plugin, body.secrets, body.config);
     try {
       return connectionView(await this.store.update(row, { name: body.name, secrets, config }));

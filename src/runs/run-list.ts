@@ -3,7 +3,6 @@ import { z } from 'zod';
 import type { Database } from '../../db/client';
 import { runs } from '../../db/schema';
 import { validationFailed } from '../common/api-error';
-import { parseOrThrow } from '../common/validation';
 import { runView } from './run-views';
 
 export const listQuerySchema = z.strictObject({
@@ -41,8 +40,7 @@ export function listRunsQuery(db: Database, organizationUuid: string, q: ListQue
     .limit(q.limit + 1);
 }
 
-export async function listRuns(db: Database, organizationUuid: string, rawQuery: unknown) {
-  const q = parseOrThrow(listQuerySchema, rawQuery);
+export async function listRuns(db: Database, organizationUuid: string, q: ListQuery) {
   const rows = await listRunsQuery(db, organizationUuid, q);
   const page = rows.slice(0, q.limit);
   const last = page[page.length - 1];

@@ -2,11 +2,14 @@ import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res,
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, type Principal } from '../auth/principal';
 import { RejectNulPipe } from '../common/reject-nul.pipe';
+import { SchemaValidationPipe } from '../common/validation';
+import { type ListQuery, listQuerySchema } from './run-list';
 import { RunStreamService } from './run-stream.service';
-import { RunsService } from './runs.service';
+import { RunsService, type StartBody, startBodySchema } from './runs.service';
 
 @Controller('workflows')
-@UsePipes(RejectNulPipe)
+// The NUL check first: a NUL is named as such whatever else the schema finds.
+@UsePipes(RejectNulPipe, SchemaValidationPipe)
 export class RunsController {
   constructor(
     private readonly runs: RunsService,
@@ -16,7 +19,7 @@ export class RunsController {
   @Post('start')
   async start(
     @CurrentPrincipal() principal: Principal,
-    @Body() body: unknown,
+    @Body({ schema: startBodySchema }) body: StartBody,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) res: Response,
   ) {
@@ -27,7 +30,7 @@ export class RunsController {
   }
 
   @Get()
-  list(@CurrentPrincipal() principal: Principal, @Query() query: Record<string, unknown>) {
+  list(@CurrentPrincipal() principal: Principal, @Query({ schema: listQuerySchema }) query: ListQuery) {
     return this.runs.list(principal, query);
   }
 

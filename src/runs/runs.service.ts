@@ -15,10 +15,10 @@ import { CatalogService } from '../catalog/catalog.service';
 import { ApiError, type FieldProblem, notFound, validationFailed } from '../common/api-error';
 import { CONFIG, DATABASE, TEMPORAL_CLIENT } from '../common/di';
 import { isDatabaseUnavailable } from '../common/unavailable';
-import { parseOrThrow, zodProblems } from '../common/validation';
+import { zodProblems } from '../common/validation';
 import type { AppConfig } from '../config';
 import { newRunId, requestHash } from './run-ids';
-import { listRuns } from './run-list';
+import { type ListQuery, listRuns } from './run-list';
 import { runView, startResult, transitionView } from './run-views';
 
 export const startBodySchema = z.strictObject({
@@ -30,7 +30,7 @@ const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 const RETRY_CLOSE_WAIT_MS = 5_000;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
-type StartBody = z.output<typeof startBodySchema>;
+export type StartBody = z.output<typeof startBodySchema>;
 
 @Injectable()
 export class RunsService {
@@ -50,8 +50,7 @@ export class RunsService {
   }
 
   /** Starts a run; `replayed` says an Idempotency-Key matched an earlier identical request. */
-  async start(principal: Principal, rawBody: unknown, idempotencyKey?: string) {
-    const body = parseOrThrow(startBodySchema, rawBody);
+  async start(principal: Principal, body: StartBody, idempotencyKey?: string) {
     this.checkInitialDataShape(body.initial_data);
     const def = this.catalog.require(body.workflow_type);
     this.checkInitialData(def, body.initial_data, principal);
@@ -183,8 +182,8 @@ export class RunsService {
     return runView(await this.requireRun(workflowId, principal));
   }
 
-  list(principal: Principal, rawQuery: unknown) {
-    return listRuns(this.db, principal.organization_uuid, rawQuery);
+  list(principal: Principal, query: ListQuery) {
+    return listRuns(this.db, principal.organization_uuid, query);
   }
 
   async history(workflowId: string, principal: Principal) {

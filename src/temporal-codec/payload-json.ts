@@ -1,6 +1,5 @@
 import type { Payload } from '@temporalio/common';
 import { z } from 'zod';
-import { parseOrThrow } from '../common/validation';
 
 /**
  * The remote codec protocol's body: a `temporal.api.common.v1.Payloads` message
@@ -16,8 +15,9 @@ export const payloadsBody = z.strictObject({ payloads: z.array(payloadJson) });
 
 export type PayloadJson = { metadata: Record<string, string>; data: string };
 
-export function payloadsFromJson(body: unknown): Payload[] {
-  const { payloads } = parseOrThrow(payloadsBody, body);
+export type PayloadsBody = z.output<typeof payloadsBody>;
+
+export function payloadsFromJson({ payloads }: PayloadsBody): Payload[] {
   return payloads.map((p) => ({
     metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
     data: Buffer.from(p.data ?? '', 'base64'),

@@ -1,4 +1,4 @@
-import { Body, Controller, Headers, HttpCode, Inject, Post } from '@nestjs/common';
+import { Body, Controller, Headers, HttpCode, Inject, Post, UsePipes } from '@nestjs/common';
 import type { Client } from '@temporalio/client';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { PayloadDecryptionError } from '../../activities/payload-codec';
@@ -7,7 +7,8 @@ import { ApiError } from '../common/api-error';
 import { CONFIG, LOGGER, TEMPORAL_CLIENT } from '../common/di';
 import type { AppConfig } from '../config';
 import type { Logger } from '../logger';
-import { payloadsFromJson, payloadsToJson } from './payload-json';
+import { SchemaValidationPipe } from '../common/validation';
+import { type PayloadsBody, payloadsBody, payloadsFromJson, payloadsToJson } from './payload-json';
 
 /**
  * Temporal's remote codec protocol (what the Temporal UI and `temporal --codec-endpoint`
@@ -17,6 +18,7 @@ import { payloadsFromJson, payloadsToJson } from './payload-json';
  * Org-member bearer auth, like every /api route; CORS for the UI is in the module.
  */
 @Controller('temporal-codec')
+@UsePipes(SchemaValidationPipe)
 export class TemporalCodecController {
   private readonly codecs: PayloadCodec[];
 
@@ -30,7 +32,11 @@ export class TemporalCodecController {
 
   @Post('decode')
   @HttpCode(200)
-  async decode(@CurrentPrincipal() principal: Principal, @Body() body: unknown, @Headers('x-namespace') namespace?: string) {
+  async decode(
+    @CurrentPrincipal() principal: Principal,
+    @Body({ schema: payloadsBody }) body: PayloadsBody,
+    @Headers('x-namespace') namespace?: string,
+  ) {
     this.authorize(principal);
     const payloads = payloadsFromJson(body);
     const decoded = await this.apply(payloads, 'decode');
@@ -44,7 +50,7 @@ export class TemporalCodecController {
 
   @Post('encode')
   @HttpCode(200)
-  async encode(@CurrentPrincipal() principal: Principal, @Body() body: unknown) {
+  async encode(@CurrentPrincipal() principal: Principal, @Body({ schema: payloadsBody }) body: PayloadsBody) {
     this.authorize(principal);
     return payloadsToJson(await this.apply(payloadsFromJson(body), 'encode'));
   }

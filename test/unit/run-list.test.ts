@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { type DatabaseHandle, openDatabase } from '../../db/client';
 import { runs } from '../../db/schema';
-import { type ListQuery, listRuns, listRunsQuery } from '../../src/runs/run-list';
+import { type ListQuery, listQuerySchema, listRuns, listRunsQuery } from '../../src/runs/run-list';
 import { createTestDatabase } from '../support/test-database';
 
 const ORG = 'org_list';
@@ -61,7 +61,7 @@ describe.each(engines)('listing runs on %s', (_, open) => {
     const seen: Array<{ workflow_id: string; created_at: string }> = [];
     let cursor: string | null = null;
     do {
-      const page: Awaited<ReturnType<typeof listRuns>> = await listRuns(database.db, ORG, { ...query, ...(cursor ? { cursor } : {}) });
+      const page: Awaited<ReturnType<typeof listRuns>> = await listRuns(database.db, ORG, listQuerySchema.parse({ ...query, ...(cursor ? { cursor } : {}) }));
       seen.push(...page.runs);
       cursor = page.next_cursor;
     } while (cursor);

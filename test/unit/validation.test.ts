@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApiError } from '../../src/common/api-error';
-import { parseOrThrow, zodProblems } from '../../src/common/validation';
+import { SchemaValidationPipe, zodProblems } from '../../src/common/validation';
 import { requestHash } from '../../src/runs/run-ids';
 import { findDefinition } from '../../workflows/registry';
 
@@ -34,17 +34,27 @@ describe('validation errors', () => {
     expect(zodProblems(result.error!, {}, 'initial_data').map((p) => p.field)).toContain('initial_data.base_url');
   });
 
-  it('parseOrThrow raises a 422 ApiError carrying the problems', () => {
-    const schema = z.strictObject({ limit: z.number().int().max(100) });
-    let error: unknown;
-    try {
-      parseOrThrow(schema, { limit: 1000 });
-    } catch (err) {
-      error = err;
-    }
+  it('the schema pipe raises a 422 ApiError naming each field, rule and message', async () => {
+    const schema = z.strictObject({ limit: z.number().int().max(100), name: z.string() });
+    const error = await new SchemaValidationPipe()
+      .transform({ limit: 1000, extra: 1 }, { type: 'body', schema })
+      .catch((err: unknown) => err);
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).status).toBe(422);
-    expect((error as ApiError).details).toEqual([{ field: 'limit', rule: 'maximum', message: expect.any(String) }]);
+    expect((error as ApiError).details).toEqual(
+      expect.arrayContaining([
+        { field: 'limit', rule: 'maximum', message: expect.any(String) },
+        { field: 'name', rule: 'required', message: 'is required' },
+        { field: 'extra', rule: 'unknown_field', message: 'is not a field of this schema' },
+      ]),
+    );
+  });
+
+  it('the schema pipe returns the parsed value (defaults applied) and ignores parameters without a schema', async () => {
+    const schema = z.strictObject({ limit: z.coerce.number().default(50) });
+    const pipe = new SchemaValidationPipe();
+    await expect(pipe.transform({}, { type: 'query', schema })).resolves.toEqual({ limit: 50 });
+    await expect(pipe.transform({ anything: 1 }, { type: 'body' })).resolves.toEqual({ anything: 1 });
   });
 });
 

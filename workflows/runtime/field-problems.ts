@@ -27,7 +27,7 @@ function ruleName(issue: z.core.$ZodIssue): string {
  * Maps zod issues to `{field, rule, message}`, naming every failing field. A
  * field is "required" when the input lacks it, whatever message its schema chose.
  */
-export function fieldProblems(error: z.ZodError, input: unknown, prefix?: string): FieldProblem[] {
+export function fieldProblems(error: Pick<z.ZodError, 'issues'>, input: unknown, prefix?: string): FieldProblem[] {
   const problems: FieldProblem[] = [];
   for (const issue of error.issues) {
     const base = [...(prefix ? [prefix] : []), ...issue.path.map(String)];
