@@ -16,6 +16,14 @@ module.exports = {
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
+    // Attacks on the running service, one test per attack (README, Security): the integration stack.
+    {
+      ...common,
+      displayName: 'security',
+      testMatch: ['<rootDir>/test/security/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
     { ...common, displayName: 'temporal', testMatch: ['<rootDir>/test/temporal/**/*.test.ts'] },
     // Fault injection: each suite starts and abuses a stack of its own. CHAOS_MODE=full is
     // `make chaos`; the short form runs in `make test`. Postgres outage needs DATABASE_URL.

@@ -12,6 +12,7 @@ STEPS=(
   "npm run --silent build"
   "npx --no-install jest --selectProjects unit"
   "npx --no-install jest --selectProjects integration --runInBand"
+  "npx --no-install jest --selectProjects security --runInBand"
   "npx --no-install jest --selectProjects temporal --runInBand"
   # Fault injection, short form (worker and API kills, Temporal restart, Postgres outage with
   # DATABASE_URL), each suite on a stack of its own; `make chaos` runs the full form.
