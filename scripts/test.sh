@@ -24,6 +24,7 @@ STEPS=(
 scripts/bootstrap.sh --no-build || { echo "bootstrap failed" >&2; exit 1; }
 # shellcheck source=scripts/lib/node.sh
 source scripts/lib/node.sh # the Node bootstrap chose
+echo "test: node $(node --version) ($(command -v node))"
 
 # shellcheck source=scripts/lib/run-steps.sh
 source scripts/lib/run-steps.sh
