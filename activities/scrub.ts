@@ -15,7 +15,7 @@ const jsonEscaped = (s: string) => JSON.stringify(s).slice(1, -1);
  */
 function spellings(secret: string): string[] {
   const escaped = jsonEscaped(secret);
-  const all = [
+  return [
     secret,
     escaped,
     escaped.replaceAll('/', '\\/'),
@@ -23,7 +23,6 @@ function spellings(secret: string): string[] {
     jsonEscaped(escaped),
     encodeURIComponent(secret),
   ];
-  return all;
 }
 
 export interface Scrubber {
