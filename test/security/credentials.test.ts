@@ -179,6 +179,14 @@ describe("a connection's secret goes only to the destination stored with it", ()
     expect(await leaksOf(run.workflow_id, [ESIGN_VALID_TOKEN])).toEqual([]);
   });
 
+  it('a dbhost connection named as the esign connection, with a base_url of another origin, fails connection_plugin_mismatch; nothing sent', async () => {
+    const dbhostConnection = await createConnection({ plugin: 'dbhost', secrets: { api_token: DBHOST_VALID_TOKEN }, config: { api_url: dbhostUrl() } });
+    const input = deleteInput('ok', { base_url: listener.url, connection_uuid: dbhostConnection });
+    const run = await waitForTerminal(await startRun(DELETE, input));
+    expect(run.state_data).toMatchObject({ failure_type: 'connection_plugin_mismatch' });
+    expect(listener.calls.filter((c) => c.path.includes(input.authorizationid))).toEqual([]);
+  });
+
   it("a run naming the connection without base_url calls the connection's base_url with its token", async () => {
     const input = deleteInput('ok', { connection_uuid: esignConnection });
     const run = await waitForTerminal(await startRun(DELETE, input));
