@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { and, asc, eq } from 'drizzle-orm';
 import type { Database } from '../db/client';
 import { connections } from '../db/schema';
+import { findPlugin } from '../src/plugins/plugins';
 import { heartbeatWhileWaiting } from './provider-http';
 import type { SecretBox } from './secret-box';
 
@@ -22,6 +23,11 @@ export function connectionView(row: ConnectionRow) {
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };
+}
+
+/** Where a stored connection's secrets may be sent (its plugin's destination field, resolved), or undefined for nowhere. */
+export function connectionDestination(row: Pick<ConnectionRow, 'plugin' | 'config'>): string | undefined {
+  return findPlugin(row.plugin)?.destination?.of((row.config ?? {}) as Record<string, unknown>);
 }
 
 const aad = (row: Pick<ConnectionRow, 'connectionUuid' | 'organizationUuid' | 'plugin'>) =>
@@ -118,8 +124,9 @@ export class ConnectionStore {
 
   /**
    * What a workflow's activity calls: only inside the run's organization and
-   * only through the plugin its type requires. Anything else fails the run
-   * closed, before any provider call.
+   * only through the plugin its type requires, with the one destination its
+   * secrets may be sent to. Anything else fails the run closed, before any
+   * provider call.
    */
   async resolve(request: { organization_uuid: string; connection_uuid: string; plugin: string }) {
     const row = await this.getThroughOutage(request.organization_uuid, request.connection_uuid);
@@ -135,6 +142,14 @@ export class ConnectionStore {
         'connection_plugin_mismatch',
       );
     }
-    return { secrets: this.decrypt(row), config: row.config as Record<string, unknown> };
+    const field = findPlugin(row.plugin)?.destination?.field;
+    const destination = connectionDestination(row);
+    if (field && !destination) {
+      throw ApplicationFailure.nonRetryable(
+        `connection ${request.connection_uuid} has no ${field}, so its secrets may go nowhere: set config.${field} together with its secrets (PATCH /api/connections/${request.connection_uuid})`,
+        'connection_destination_missing',
+      );
+    }
+    return { secrets: this.decrypt(row), config: row.config as Record<string, unknown>, destination };
   }
 }

@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ConnectionStore } from './connections';
 import { outboundUrlProblem } from './outbound';
 import { callProvider, type ProviderHttpConfig } from './provider-http';
+import { secretValues } from './scrub';
 
 /**
  * The database-host provider's public API host. Calls go to
@@ -54,7 +55,7 @@ export function createDbhostActivities(config: DbhostConfig) {
    */
   async function get(req: DbhostProjectRequest, path: string): Promise<unknown> {
     if (!config.connections) throw ApplicationFailure.nonRetryable('connections are not configured on this worker', 'connection_not_found');
-    const { secrets, config: connectionConfig } = await config.connections.resolve({
+    const { secrets, destination } = await config.connections.resolve({
       organization_uuid: req.organization_uuid,
       connection_uuid: req.connection_uuid,
       plugin: 'dbhost',
@@ -63,11 +64,17 @@ export function createDbhostActivities(config: DbhostConfig) {
     if (!token) {
       throw ApplicationFailure.nonRetryable(`connection ${req.connection_uuid} holds no api_token`, 'missing_api_token');
     }
-    const root = dbhostApiRoot(connectionConfig);
+    const root = destination!;
     const problem = outboundUrlProblem(root, config.allowHttpHosts);
     if (problem) throw ApplicationFailure.nonRetryable(`connection api_url ${problem}`, 'https_required');
     try {
-      const { response } = await callProvider(config, { method: 'GET', url: root + path, bearer: token, provider: PROVIDER });
+      const { response } = await callProvider(config, {
+        method: 'GET',
+        url: root + path,
+        credential: { bearer: token, origin: root },
+        secrets: secretValues(secrets),
+        provider: PROVIDER,
+      });
       return response;
     } catch (err) {
       // Same message, type and retryability; without the provider body, which the dbhost outputs do not carry.

@@ -1,6 +1,8 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { originOf, sameOrigin } from './origin';
 import { outboundUrlProblem } from './outbound';
+import { type Scrubber, scrubber } from './scrub';
 
 export interface ProviderHttpConfig {
   allowHttpHosts: readonly string[];
@@ -10,6 +12,16 @@ export interface ProviderHttpConfig {
 export interface ProviderResponse {
   status_code: number;
   response: unknown;
+}
+
+export interface ProviderRequest {
+  method: string;
+  url: string;
+  provider: string;
+  /** The bearer token and the one origin it belongs to: it is never sent anywhere else. */
+  credential?: { bearer: string; origin: string };
+  /** The call's other secrets (every value of the connection used): cut out of whatever the provider answers. */
+  secrets?: readonly string[];
 }
 
 /** failure_type values for provider answers, so a failed run says what went wrong. */
@@ -45,17 +57,20 @@ async function readBody(res: Response): Promise<unknown> {
  * time-outs and network errors are retryable so Temporal's retry policy
  * backs off and tries again.
  */
-export async function callProvider(
-  config: ProviderHttpConfig,
-  request: { method: string; url: string; bearer?: string; provider: string },
-): Promise<ProviderResponse> {
+export async function callProvider(config: ProviderHttpConfig, request: ProviderRequest): Promise<ProviderResponse> {
   const problem = outboundUrlProblem(request.url, config.allowHttpHosts);
   if (problem) {
     throw ApplicationFailure.nonRetryable(`base_url ${problem}`, 'https_required');
   }
+  if (request.credential && !sameOrigin(request.url, request.credential.origin)) {
+    throw ApplicationFailure.nonRetryable(
+      `the credential of this call belongs to ${originOf(request.credential.origin) ?? 'no valid origin'}, not to ${originOf(request.url)}`,
+      'connection_destination_mismatch',
+    );
+  }
   const stopHeartbeat = heartbeatWhileWaiting();
   try {
-    return await send(config, request);
+    return await send(config, request, scrubber([request.credential?.bearer, ...(request.secrets ?? [])]));
   } finally {
     stopHeartbeat();
   }
@@ -77,12 +92,16 @@ export function heartbeatWhileWaiting(): () => void {
   return () => clearInterval(timer);
 }
 
-async function send(
-  config: ProviderHttpConfig,
-  request: { method: string; url: string; bearer?: string; provider: string },
-): Promise<ProviderResponse> {
+/**
+ * Everything built from the provider's answer (the kept body, the message, a network error's
+ * text) is stored, projected and logged, and failure messages sit in clear in Temporal
+ * history: all of it passes through `scrub` first, since a provider may quote the request's
+ * credentials back (a 401 saying "bad token Bearer …"; undici rejects a token holding a line
+ * break with `"Bearer <token>" is an invalid header value`).
+ */
+async function send(config: ProviderHttpConfig, request: ProviderRequest, scrub: Scrubber): Promise<ProviderResponse> {
   const headers: Record<string, string> = { accept: 'application/json' };
-  if (request.bearer) headers.authorization = `Bearer ${request.bearer}`;
+  if (request.credential) headers.authorization = `Bearer ${request.credential.bearer}`;
   let res: Response;
   try {
     res = await fetch(request.url, {
@@ -97,10 +116,10 @@ async function send(
     const timedOut = name === 'TimeoutError' || name === 'AbortError';
     const message = timedOut
       ? `${request.provider} did not answer within ${config.timeoutMs} ms`
-      : `${request.provider} unreachable: ${withoutSecret(String((err as Error)?.message), request.bearer)}`;
+      : `${request.provider} unreachable: ${scrub.text(String((err as Error)?.message))}`;
     throw ApplicationFailure.retryable(message, timedOut ? 'timeout' : 'unreachable');
   }
-  const body = await readBody(res);
+  const body = scrub.value(await readBody(res));
   if (res.ok) return { status_code: res.status, response: body };
   const detail = providerMessage(body);
   const message = `${request.provider} answered HTTP ${res.status}${detail ? `: ${detail}` : ''}`;
@@ -108,13 +127,4 @@ async function send(
   const kept: ProviderResponse = { status_code: res.status, response: body };
   if (res.status >= 500 || res.status === 429) throw ApplicationFailure.retryable(message, type, kept);
   throw ApplicationFailure.nonRetryable(message, type, kept);
-}
-
-/**
- * Failure messages are stored and shown in clear: a fetch error may quote the request's headers
- * (undici rejects a token holding a line break or NUL with `Headers.append: "Bearer <token>" is an
- * invalid header value`), so the token is cut out of it.
- */
-function withoutSecret(message: string, secret: string | undefined): string {
-  return secret ? message.split(secret).join('[redacted]') : message;
 }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { originOf } from '../activities/origin';
 import { parseAllowHttpHosts } from '../activities/outbound';
 import { projectRoot } from '../db/client';
 import { type LimitsConfig, loadLimits } from './limits/limits.config';
@@ -20,6 +21,8 @@ export interface AppConfig {
   codecOrganizations: string[];
   allowHttpHosts: string[];
   esignApiToken?: string;
+  /** The e-signature API root esignApiToken belongs to: the only origin it is sent to. */
+  esignApiBaseUrl?: string;
   providerTimeoutMs: number;
   bodyLimitBytes: number;
   sseKeepAliveMs: number;
@@ -59,6 +62,18 @@ function parseOrigins(raw: string): string[] {
     });
 }
 
+/**
+ * The platform's e-signature token is sent only to the origin configured beside it, so a
+ * token without that origin would never be used: refused at start rather than ignored.
+ */
+function esignFallback(env: NodeJS.ProcessEnv): Pick<AppConfig, 'esignApiToken' | 'esignApiBaseUrl'> {
+  const token = env.ESIGN_API_TOKEN || undefined;
+  const baseUrl = env.ESIGN_API_BASE_URL || undefined;
+  if (baseUrl && !originOf(baseUrl)) throw new Error(`ESIGN_API_BASE_URL must be an absolute http(s) URL, got "${baseUrl}"`);
+  if (token && !baseUrl) throw new Error('ESIGN_API_TOKEN is set without ESIGN_API_BASE_URL, the only origin it may be sent to');
+  return { esignApiToken: token, esignApiBaseUrl: baseUrl };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const dataDir = path.resolve(projectRoot(), env.DATA_DIR || '.data');
   return {
@@ -73,7 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     temporalUiOrigins: parseOrigins(env.TEMPORAL_UI_ORIGINS || 'http://127.0.0.1:8233,http://localhost:8233'),
     codecOrganizations: (env.TEMPORAL_CODEC_ORGANIZATIONS ?? '').split(',').map((o) => o.trim()).filter(Boolean),
     allowHttpHosts: parseAllowHttpHosts(env.ALLOW_HTTP_HOSTS),
-    esignApiToken: env.ESIGN_API_TOKEN || undefined,
+    ...esignFallback(env),
     providerTimeoutMs: int('PROVIDER_TIMEOUT_MS', 10_000, env),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1_048_576, env),
     sseKeepAliveMs: int('SSE_KEEPALIVE_MS', 15_000, env),

@@ -1,19 +1,21 @@
 import { proxyActivities } from '@temporalio/workflow';
 import { z } from 'zod';
 import type { EsignActivities } from '../activities/esign';
-import { esignActivityOptions, esignApiRoot, esignApiToken, esignCallOutputs, esignConnection } from './esign/api-root';
+import { esignActivityOptions, esignApiRoot, esignApiToken, esignCallOutputs, esignConnection, withBaseUrlOrConnection } from './esign/api-root';
 import { ANY_STATE, defineWorkflow, failureFields } from './runtime/definition';
 
 const esign = proxyActivities<EsignActivities>(esignActivityOptions);
 
-const input = z.strictObject({
-  base_url: esignApiRoot,
-  api_token: esignApiToken,
-  connection_uuid: esignConnection,
-});
+const input = withBaseUrlOrConnection(
+  z.strictObject({
+    base_url: esignApiRoot.optional(),
+    api_token: esignApiToken,
+    connection_uuid: esignConnection,
+  }),
+);
 
 const output = z.object({
-  base_url: z.string(),
+  base_url: z.string().optional().describe('Absent when the run used its connection\'s base_url'),
   api_token: z.string().optional().describe('Always "[redacted]" when a token was given'),
   connection_uuid: z.string().optional(),
   ...esignCallOutputs,
@@ -41,6 +43,7 @@ export const getResourceInformation = defineWorkflow({
   prerequisites: [],
   secret_fields: ['api_token'],
   outbound_url_fields: ['base_url'],
+  connection_url_fields: [{ connection: 'connection_uuid', url: 'base_url', plugin: 'esign' }],
   failure_stamp: 'failed_at',
   actions: {
     async execute(data, ctx) {

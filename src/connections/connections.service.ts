@@ -1,10 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
-import { connectionView, type ConnectionStore } from '../../activities/connections';
+import { connectionDestination, connectionView, type ConnectionRow, type ConnectionStore } from '../../activities/connections';
+import { outboundUrlProblem } from '../../activities/outbound';
 import type { Principal } from '../auth/principal';
 import { ApiError, type FieldProblem, notFound, validationFailed } from '../common/api-error';
-import { CONNECTIONS } from '../common/di';
+import { CONFIG, CONNECTIONS } from '../common/di';
 import { zodProblems } from '../common/validation';
+import type { AppConfig } from '../config';
 import { findPlugin, plugins } from '../plugins/plugins';
 
 const name = z.string().trim().min(1).max(100);
@@ -26,7 +28,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 @Injectable()
 export class ConnectionsService {
-  constructor(@Inject(CONNECTIONS) private readonly store: ConnectionStore) {}
+  constructor(
+    @Inject(CONNECTIONS) private readonly store: ConnectionStore,
+    @Inject(CONFIG) private readonly config: AppConfig,
+  ) {}
 
   private validatePluginFields(pluginName: string, secrets?: unknown, config?: unknown) {
     const plugin = findPlugin(pluginName);
@@ -40,6 +45,9 @@ export class ConnectionsService {
     const parsedConfig = config === undefined ? undefined : plugin.config.safeParse(config);
     if (parsedSecrets && !parsedSecrets.success) problems.push(...zodProblems(parsedSecrets.error, secrets, 'secrets'));
     if (parsedConfig && !parsedConfig.success) problems.push(...zodProblems(parsedConfig.error, config, 'config'));
+    const destination = plugin.destination && parsedConfig?.success ? plugin.destination.of(parsedConfig.data as Record<string, unknown>) : undefined;
+    const outbound = destination === undefined ? undefined : outboundUrlProblem(destination, this.config.allowHttpHosts);
+    if (outbound) problems.push({ field: `config.${plugin.destination!.field}`, rule: 'outbound_policy', message: outbound });
     if (problems.length) throw validationFailed(problems);
     return {
       secrets: parsedSecrets?.data as Record<string, unknown> | undefined,
@@ -74,6 +82,7 @@ export class ConnectionsService {
   async update(principal: Principal, connectionUuid: string, body: UpdateBody) {
     const row = await this.require(principal, connectionUuid);
     const { secrets, config } = this.validatePluginFields(row.plugin, body.secrets, body.config);
+    if (config !== undefined && secrets === undefined) this.requireSecretsToMove(row, config);
     try {
       return connectionView(await this.store.update(row, { name: body.name, secrets, config }));
     } catch (err) {
@@ -86,8 +95,27 @@ export class ConnectionsService {
     }
   }
 
+  /**
+   * The secrets of a connection go only to its destination: whoever points it elsewhere must
+   * know them, or any member could send a secret they cannot read to a listener of their own.
+   */
+  private requireSecretsToMove(row: ConnectionRow, config: Record<string, unknown>) {
+    const before = connectionDestination(row);
+    const after = connectionDestination({ plugin: row.plugin, config });
+    if (sameDestination(before, after)) return;
+    const field = `config.${findPlugin(row.plugin)!.destination!.field}`;
+    const message = `changing where this connection's secrets are sent requires the secrets again: send secrets in the same request`;
+    throw new ApiError(400, 'secret_required', `${field}: ${message}`, [{ field, rule: 'secret_required', message }]);
+  }
+
   async delete(principal: Principal, connectionUuid: string) {
     await this.require(principal, connectionUuid);
     await this.store.delete(principal.organization_uuid, connectionUuid);
   }
+}
+
+/** One destination however it is spelled (case, default port, a trailing slash). */
+function sameDestination(a: string | undefined, b: string | undefined): boolean {
+  const normal = (url: string | undefined) => (url && URL.canParse(url) ? new URL(url).href.replace(/\/+$/, '') : url);
+  return normal(a) === normal(b);
 }

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { dbhostApiRoot } from '../../activities/dbhost';
+import { esignApiRoot } from '../../workflows/esign/api-root';
 
 /**
  * Provider families and the credential fields a connection of each holds.
@@ -11,6 +13,12 @@ export interface PluginDefinition {
   config: z.ZodType;
   /** The fields a prerequisite names, `?` marking optional ones. */
   fields: string[];
+  /**
+   * Where the secrets may be sent: the config field an organization sets it with, and the
+   * destination a stored config resolves to (undefined: nowhere). Absent for a plugin whose
+   * secrets are never sent anywhere.
+   */
+  destination?: { field: string; of(config: Record<string, unknown>): string | undefined };
 }
 
 const webhookSecret = z.string().min(8).max(512);
@@ -20,8 +28,10 @@ export const plugins: readonly PluginDefinition[] = [
     name: 'esign',
     description: 'E-signature REST API credentials',
     secrets: z.strictObject({ api_token: z.string().min(1).max(4096).describe('Bearer token of the e-signature API') }),
-    config: z.strictObject({}),
-    fields: ['api_token'],
+    config: z.strictObject({ base_url: esignApiRoot.describe('API root the api_token belongs to, form https://<host>/api: the only origin it is sent to') }),
+    fields: ['api_token', 'base_url'],
+    // Connections stored before base_url existed have none: their token goes nowhere until it is set.
+    destination: { field: 'base_url', of: (config) => (typeof config.base_url === 'string' ? config.base_url : undefined) },
   },
   {
     name: 'dbhost',
@@ -31,6 +41,7 @@ export const plugins: readonly PluginDefinition[] = [
       api_url: z.url({ protocol: /^https?$/ }).optional().describe('API root; default the provider public API'),
     }),
     fields: ['api_token', 'api_url?'],
+    destination: { field: 'api_url', of: dbhostApiRoot },
   },
   {
     name: 'payments',

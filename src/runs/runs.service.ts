@@ -4,6 +4,8 @@ import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError 
 import { and, asc, eq, gt, lt } from 'drizzle-orm';
 import { z } from 'zod';
 import { createProjection } from '../../activities/projection';
+import { connectionDestination, type ConnectionStore } from '../../activities/connections';
+import { originOf, sameOrigin } from '../../activities/origin';
 import { outboundUrlProblem } from '../../activities/outbound';
 import type { DatabaseHandle } from '../../db/client';
 import { idempotencyKeys, runs, transitions } from '../../db/schema';
@@ -13,7 +15,7 @@ import { initialState, type RunData, type WorkflowDefinition } from '../../workf
 import type { Principal } from '../auth/principal';
 import { CatalogService } from '../catalog/catalog.service';
 import { ApiError, type FieldProblem, notFound, validationFailed } from '../common/api-error';
-import { CONFIG, DATABASE, TEMPORAL_CLIENT } from '../common/di';
+import { CONFIG, CONNECTIONS, DATABASE, TEMPORAL_CLIENT } from '../common/di';
 import { isDatabaseUnavailable } from '../common/unavailable';
 import { zodProblems } from '../common/validation';
 import type { AppConfig } from '../config';
@@ -40,6 +42,7 @@ export class RunsService {
     @Inject(DATABASE) private readonly database: DatabaseHandle,
     @Inject(TEMPORAL_CLIENT) private readonly temporal: Client,
     @Inject(CONFIG) private readonly config: AppConfig,
+    @Inject(CONNECTIONS) private readonly connections: ConnectionStore,
     private readonly catalog: CatalogService,
   ) {
     this.projection = createProjection(database.db);
@@ -54,6 +57,7 @@ export class RunsService {
     this.checkInitialDataShape(body.initial_data);
     const def = this.catalog.require(body.workflow_type);
     this.checkInitialData(def, body.initial_data, principal);
+    await this.checkConnectionDestinations(def, body.initial_data, principal);
     if (idempotencyKey === undefined) return { result: await this.launch(def, body, principal, newRunId()), replayed: false };
 
     if (!IDEMPOTENCY_KEY.test(idempotencyKey)) {
@@ -112,6 +116,32 @@ export class RunsService {
       if (typeof value !== 'string' || problems.some((p) => p.field === `initial_data.${field}`)) continue;
       const problem = outboundUrlProblem(value, this.config.allowHttpHosts);
       if (problem) problems.push({ field: `initial_data.${field}`, rule: 'outbound_policy', message: problem });
+    }
+    if (problems.length) throw validationFailed(problems);
+  }
+
+  /**
+   * A connection's secrets go only to the destination stored with it: a URL input of another
+   * origin is refused here, before anything starts. An unknown connection, or one of another
+   * plugin, is left to the activity, which fails the run closed with its own failure_type.
+   */
+  private async checkConnectionDestinations(def: WorkflowDefinition, data: RunData, principal: Principal) {
+    const problems: FieldProblem[] = [];
+    for (const binding of def.connection_url_fields ?? []) {
+      const connectionUuid = data[binding.connection];
+      const url = data[binding.url];
+      if (typeof connectionUuid !== 'string' || typeof url !== 'string') continue;
+      const row = await this.connections.get(principal.organization_uuid, connectionUuid);
+      if (!row || row.plugin !== binding.plugin) continue;
+      const destination = connectionDestination(row);
+      if (sameOrigin(url, destination)) continue;
+      problems.push({
+        field: `initial_data.${binding.url}`,
+        rule: 'connection_destination',
+        message: destination
+          ? `must have the origin of connection ${connectionUuid} (${originOf(destination)}), the only place its secrets are sent; or leave it out to use the connection's`
+          : `connection ${connectionUuid} has no destination yet: set it with its secrets (PATCH /api/connections/${connectionUuid})`,
+      });
     }
     if (problems.length) throw validationFailed(problems);
   }

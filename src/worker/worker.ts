@@ -50,7 +50,7 @@ export function workerActivities(config: AppConfig, database: DatabaseHandle, co
   const http = { allowHttpHosts: config.allowHttpHosts, timeoutMs: config.providerTimeoutMs };
   return {
     ...createProjection(database.db),
-    ...createEsignActivities({ ...http, defaultApiToken: config.esignApiToken, connections }),
+    ...createEsignActivities({ ...http, defaultApiToken: config.esignApiToken, defaultApiBaseUrl: config.esignApiBaseUrl, connections }),
     ...createDbhostActivities({ ...http, connections }),
   };
 }

@@ -21,7 +21,8 @@ import type { AddressInfo } from 'node:net';
  *   cancelled-n  cancelling …; cancelled from the n-th read on
  *   skipped-n    scheduling …; skipped from the n-th read on
  *   never-…      running, always
- * any other operation id is 404. GET /__calls lists every call received.
+ * any other operation id is 404. A project `echo401-*` answers 401 whatever the token, quoting the
+ * Authorization header in its message. GET /__calls lists every call received.
  */
 export const DBHOST_VALID_TOKEN = 'dbhost-double-valid-token-8c2e';
 
@@ -120,6 +121,7 @@ export async function startDbhostDouble(): Promise<{ url: string; calls: DbhostC
     if (url.pathname === '/__calls') return send(res, 200, calls);
     const authorization = req.headers.authorization ?? null;
     calls.push({ method: req.method ?? '', path: url.pathname, authorization, at: Date.now() });
+    if (url.pathname.startsWith('/api/v2/projects/echo401-')) return send(res, 401, { code: '', message: `bad token ${authorization}` });
     if (authorization !== `Bearer ${DBHOST_VALID_TOKEN}`) return send(res, 401, AUTH_REQUIRED);
 
     const operation = OPERATION_PATH.exec(url.pathname);

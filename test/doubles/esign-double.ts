@@ -10,9 +10,14 @@ import type { AddressInfo } from 'node:net';
  *   flaky-*    500 once, then 204           down-*     503 every time
  *   hang-*     never answers                slow-*     204 after 1 s
  *   once401-*  401 once, then 204
- * GET /__calls lists every call received (tests assert counts on it).
+ *   echo401-*  401 whatever the token, quoting the Authorization header in its JSON message
+ *   echotext401-*  401 whatever the token, a text body quoting it JSON-escaped with `\/` (as PHP writes)
+ * GET /__calls lists every call received (tests assert counts on it); so does `calls`.
  */
 export const ESIGN_VALID_TOKEN = 'esign-double-valid-token-5f1c';
+
+/** The token a second double, standing for the platform's own e-signature account, accepts. */
+export const ESIGN_PLATFORM_TOKEN = 'esign-platform-token-3a9d';
 
 /** The provider's documented bodies, exported so tests compare against exactly what was sent. */
 export const ESIGN_BODIES = {
@@ -31,7 +36,7 @@ export const ESIGN_RESOURCES = {
   ],
 };
 
-interface Call {
+export interface EsignCall {
   method: string;
   path: string;
   authorization: string | null;
@@ -40,8 +45,11 @@ interface Call {
 
 const DELETE_PATH = /^\/api\/v2\.1\/accounts\/([^/]+)\/users\/([^/]+)\/authorization\/([^/]+)$/;
 
-export async function startEsignDouble(): Promise<{ url: string; close(): Promise<void> }> {
-  const calls: Call[] = [];
+export async function startEsignDouble(
+  options: { validToken?: string } = {},
+): Promise<{ url: string; calls: EsignCall[]; close(): Promise<void> }> {
+  const validToken = options.validToken ?? ESIGN_VALID_TOKEN;
+  const calls: EsignCall[] = [];
   const seen = new Map<string, number>();
   const hanging = new Set<http.ServerResponse>();
 
@@ -62,7 +70,7 @@ export async function startEsignDouble(): Promise<{ url: string; close(): Promis
     }
     const authorization = req.headers.authorization ?? null;
     calls.push({ method: req.method ?? '', path: url.pathname, authorization, at: Date.now() });
-    const tokenOk = authorization === `Bearer ${ESIGN_VALID_TOKEN}`;
+    const tokenOk = authorization === `Bearer ${validToken}`;
 
     if (req.method === 'GET' && url.pathname === '/api/v2.1') {
       if (authorization && !tokenOk) return send(res, 401, authFailed);
@@ -70,8 +78,16 @@ export async function startEsignDouble(): Promise<{ url: string; close(): Promis
     }
     const del = DELETE_PATH.exec(url.pathname);
     if (req.method === 'DELETE' && del) {
-      if (!tokenOk) return send(res, 401, authFailed);
       const authorizationId = decodeURIComponent(del[3]);
+      if (authorizationId.startsWith('echo401-')) {
+        return send(res, 401, { errorCode: 'USER_AUTHENTICATION_FAILED', message: `bad token ${authorization}` });
+      }
+      if (authorizationId.startsWith('echotext401-')) {
+        const quoted = JSON.stringify({ authorization }).replaceAll('/', '\\/');
+        res.writeHead(401, { 'content-type': 'text/plain' }).end(`invalid credentials; request headers ${quoted} (truncated`);
+        return;
+      }
+      if (!tokenOk) return send(res, 401, authFailed);
       const count = (seen.get(url.pathname) ?? 0) + 1;
       seen.set(url.pathname, count);
       const [behaviour] = authorizationId.split('-');
@@ -102,6 +118,7 @@ export async function startEsignDouble(): Promise<{ url: string; close(): Promis
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/api`,
+    calls,
     async close() {
       for (const res of hanging) res.destroy();
       server.closeAllConnections();

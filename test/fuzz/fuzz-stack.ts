@@ -72,8 +72,9 @@ export async function startFuzzTarget(logFile: string): Promise<FuzzTarget> {
     const start = async (workflow_type: string, initial_data: Record<string, unknown>) =>
       (await call(alpha.token, '/api/workflows/start', { workflow_type, initial_data })).workflow_id as string;
 
-    const connection = await call(alpha.token, '/api/connections', { plugin: 'esign', name: 'fuzz', secrets: { api_token: 'fuzz-token' } });
-    await call(beta.token, '/api/connections', { plugin: 'esign', name: 'fuzz', secrets: { api_token: 'fuzz-token' } });
+    const fuzzConnection = { plugin: 'esign', name: 'fuzz', secrets: { api_token: 'fuzz-token' }, config: { base_url: esign.url } };
+    const connection = await call(alpha.token, '/api/connections', fuzzConnection);
+    await call(beta.token, '/api/connections', fuzzConnection);
     const completed = await start('esign.resources.get-resource-information', { base_url: esign.url });
     // A connection that does not exist fails the run closed at its first provider call.
     const failed = await start('dbhost.endpoints.list', { connection_uuid: randomUUID(), dbhost_project_id: 'fuzz' });

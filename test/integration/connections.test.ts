@@ -14,6 +14,8 @@ describe('plugins', () => {
     expect(byName.dbhost.secrets_schema.required).toEqual(['api_token']);
     expect(byName.dbhost.config_schema.properties).toHaveProperty('api_url');
     expect(byName.payments.secrets_schema.properties).toHaveProperty('webhook_secrets');
+    expect(byName.esign.fields).toEqual(['api_token', 'base_url']);
+    expect(byName.esign.config_schema.required).toEqual(['base_url']);
   });
 });
 
@@ -50,7 +52,7 @@ describe('connections', () => {
   });
 
   it("another organization's connection is a 404 for every verb", async () => {
-    const created = await create({ plugin: 'esign', name: uniqueId('b'), secrets: { api_token: SECRET } }, stackEnv.tokenB);
+    const created = await create({ plugin: 'esign', name: uniqueId('b'), secrets: { api_token: SECRET }, config: { base_url: stackEnv.esignUrl } }, stackEnv.tokenB);
     const id = created.body.connection_uuid;
     const unknown = await api('/api/connections/00000000-0000-4000-8000-000000000000');
     for (const res of [
@@ -74,6 +76,7 @@ describe('connections', () => {
       [{ plugin: 'dbhost', name: 'x', secrets: { api_token: 't' }, config: { api_url: 'not a url' } }, 'config.api_url', 'format:url'],
       [{ plugin: 'payments', name: 'x', secrets: {} }, 'secrets', 'custom'],
       [{ plugin: 'esign', secrets: { api_token: 't' } }, 'name', 'required'],
+      [{ plugin: 'esign', name: 'x', secrets: { api_token: 't' } }, 'config.base_url', 'required'],
     ];
     for (const [body, field, rule] of cases) {
       const res = await create(body);
@@ -86,14 +89,15 @@ describe('connections', () => {
 
   it('refuses a second connection with the same name in one organization (409)', async () => {
     const name = uniqueId('dup');
-    expect((await create({ plugin: 'esign', name, secrets: { api_token: 'a' } })).status).toBe(201);
-    const dup = await create({ plugin: 'esign', name, secrets: { api_token: 'b' } });
+    const config = { base_url: stackEnv.esignUrl };
+    expect((await create({ plugin: 'esign', name, secrets: { api_token: 'a' }, config })).status).toBe(201);
+    const dup = await create({ plugin: 'esign', name, secrets: { api_token: 'b' }, config });
     expect(dup.status).toBe(409);
     expect(dup.body.error.code).toBe('connection_name_taken');
   });
 
   it('an esign run takes its token from an esign connection of its organization', async () => {
-    const conn = await create({ plugin: 'esign', name: uniqueId('esign'), secrets: { api_token: ESIGN_VALID_TOKEN } });
+    const conn = await create({ plugin: 'esign', name: uniqueId('esign'), secrets: { api_token: ESIGN_VALID_TOKEN }, config: { base_url: stackEnv.esignUrl } });
     const authorizationid = uniqueId('ok');
     const id = await startRun('esign.authorizations.delete-user-authorization', {
       base_url: stackEnv.esignUrl,
@@ -110,7 +114,10 @@ describe('connections', () => {
   });
 
   it("another organization's connection fails the run closed, before any provider call", async () => {
-    const foreign = await create({ plugin: 'esign', name: uniqueId('foreign'), secrets: { api_token: ESIGN_VALID_TOKEN } }, stackEnv.tokenB);
+    const foreign = await create(
+      { plugin: 'esign', name: uniqueId('foreign'), secrets: { api_token: ESIGN_VALID_TOKEN }, config: { base_url: stackEnv.esignUrl } },
+      stackEnv.tokenB,
+    );
     const authorizationid = uniqueId('ok');
     const id = await startRun('esign.authorizations.delete-user-authorization', {
       base_url: stackEnv.esignUrl,

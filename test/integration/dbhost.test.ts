@@ -70,7 +70,12 @@ describe('database-host workflow types', () => {
       secrets: { api_token: WRONG_TOKEN },
       config: { api_url: dbhostUrl() },
     });
-    conn.esign = await createConnection({ plugin: 'esign', name: uniqueId('esign'), secrets: { api_token: ESIGN_CONNECTION_TOKEN } });
+    conn.esign = await createConnection({
+      plugin: 'esign',
+      name: uniqueId('esign'),
+      secrets: { api_token: ESIGN_CONNECTION_TOKEN },
+      config: { base_url: stackEnv.esignUrl },
+    });
     conn.orgB = await createConnection(
       { plugin: 'dbhost', name: uniqueId('dbhost-b'), secrets: { api_token: DBHOST_VALID_TOKEN }, config: { api_url: dbhostUrl() } },
       stackEnv.tokenB,

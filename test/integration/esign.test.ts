@@ -6,7 +6,7 @@ import { api, esignCalls, readStream, secretLeaks, stackEnv, startRun, uniqueId,
 
 /**
  * The two e-signature workflow types end to end: through the real HTTP API,
- * the real worker (PROVIDER_TIMEOUT_MS=1500, no ESIGN_API_TOKEN, 4 attempts
+ * the real worker (PROVIDER_TIMEOUT_MS=1500, an ESIGN_API_TOKEN for another origin, 4 attempts
  * backing off from 500 ms) and the loopback e-signature double, whose
  * authorization-id prefix picks its behaviour.
  */
@@ -238,15 +238,16 @@ describe('esign.authorizations.delete-user-authorization', () => {
     expect(await callsTo(doublePath)).toHaveLength(4);
   });
 
-  it('no api_token and no ESIGN_API_TOKEN on the worker: missing_api_token, and zero calls reach the double', async () => {
+  it('no api_token, and ESIGN_API_TOKEN belongs to another origin: missing_credentials, and zero calls reach the double', async () => {
     const { input, doublePath } = deleteInput('ok');
     const before = (await allCalls()).length;
     const id = await start(DELETE_TYPE, input);
     const run = await waitForTerminal(id);
     expect(run.status).toBe('FAILED');
     expect(run.state_data).toMatchObject({
-      failure_type: 'missing_api_token',
-      failure_reason: 'no e-signature API token: pass api_token or set ESIGN_API_TOKEN on the worker',
+      failure_type: 'missing_credentials',
+      failure_reason:
+        'no e-signature API token may be sent to this base_url: pass api_token or connection_uuid (ESIGN_API_TOKEN goes only to the origin of ESIGN_API_BASE_URL)',
       failed_step: 'execute',
       failed_at_state: 'pending',
     });
@@ -450,7 +451,7 @@ describe('bad input is a 422 naming fields, and starts nothing', () => {
     }
 
     // https on a host not in the allowlist passes validation and starts a run (the list grows by one).
-    // No token, so the run fails with missing_api_token before any outbound call.
+    // No token for that origin, so the run fails with missing_credentials before any outbound call.
     const before = await runCount(DELETE_TYPE);
     const res = await api('/api/workflows/start', {
       token,
@@ -463,7 +464,7 @@ describe('bad input is a 422 naming fields, and starts nothing', () => {
     expect(res.body).toEqual({ workflow_id: expect.stringMatching(/^wf_/), state_name: 'PENDING', is_terminal: false });
     expect(await runCount(DELETE_TYPE)).toBe(before + 1);
     const run = await waitForTerminal(res.body.workflow_id, token);
-    expect(run.state_data).toMatchObject({ base_url: 'https://esign.invalid/api', failure_type: 'missing_api_token' });
+    expect(run.state_data).toMatchObject({ base_url: 'https://esign.invalid/api', failure_type: 'missing_credentials' });
   });
 
   it('an unknown extra field is unknown_field', async () => {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startDbhostDouble } from '../doubles/dbhost-double';
-import { startEsignDouble } from '../doubles/esign-double';
+import { ESIGN_PLATFORM_TOKEN, startEsignDouble } from '../doubles/esign-double';
 import { Stack, startControlServer } from './stack';
 import { startTemporalDevServer } from './temporal-server';
 import { createTestDatabase } from './test-database';
@@ -19,12 +19,15 @@ export default async function globalSetup(): Promise<void> {
   const temporal = await startTemporalDevServer(path.join(workDir, 'temporal.log'));
   const database = process.env.DATABASE_URL ? await createTestDatabase(process.env.DATABASE_URL) : undefined;
   const esign = await startEsignDouble();
+  // The platform's own e-signature account: the only origin the worker's ESIGN_API_TOKEN may go to.
+  const esignPlatform = await startEsignDouble({ validToken: ESIGN_PLATFORM_TOKEN });
   const dbhost = await startDbhostDouble();
   const stack = new Stack({
     temporalAddress: temporal.address,
     databaseUrl: database?.url,
     dataDir: path.join(workDir, 'data'),
     logFile,
+    extraEnv: { ESIGN_API_TOKEN: ESIGN_PLATFORM_TOKEN, ESIGN_API_BASE_URL: esignPlatform.url },
   });
   await stack.start();
   const control = await startControlServer(stack);
@@ -36,6 +39,7 @@ export default async function globalSetup(): Promise<void> {
     TEST_TEMPORAL_ADDRESS: temporal.address,
     TEST_ENGINE_SECRET_KEY: stack.secretKey,
     TEST_ESIGN_URL: esign.url,
+    TEST_ESIGN_PLATFORM_URL: esignPlatform.url,
     TEST_DBHOST_URL: dbhost.url,
     TEST_CONTROL_URL: control.url,
     TEST_LOG_FILE: logFile,
@@ -47,5 +51,5 @@ export default async function globalSetup(): Promise<void> {
     TEST_ORG_B: orgB.organization_uuid,
     TEST_TOKEN_B: orgB.token,
   });
-  (globalThis as Record<string, unknown>).__ENGINE_TEST__ = { temporal, database, esign, dbhost, stack, control, workDir };
+  (globalThis as Record<string, unknown>).__ENGINE_TEST__ = { temporal, database, esign, esignPlatform, dbhost, stack, control, workDir };
 }

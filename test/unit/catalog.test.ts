@@ -22,7 +22,9 @@ describe('catalog', () => {
       has_prerequisites: boolean;
     };
     expect(input_schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
-    expect(input_schema.required.sort()).toEqual(['accountid', 'authorizationid', 'base_url', 'userid']);
+    expect(input_schema.required.sort()).toEqual(['accountid', 'authorizationid', 'userid']);
+    // base_url, unless a connection (holding its own base_url) is named.
+    expect(input_schema.anyOf).toEqual([{ required: ['base_url'] }, { required: ['connection_uuid'] }]);
     expect(input_schema.additionalProperties).toBe(false);
     expect(Object.keys(input_schema.properties).sort()).toEqual(['accountid', 'api_token', 'authorizationid', 'base_url', 'connection_uuid', 'userid']);
     expect(output_schema.properties).toHaveProperty('failure_reason');

@@ -42,6 +42,8 @@ describe('SecretBox', () => {
   });
 });
 
+const ESIGN_ROOT = 'https://esign.example.com/api';
+
 // On PGlite, like the projection suite.
 describe('ConnectionStore', () => {
   let database: DatabaseHandle;
@@ -62,6 +64,7 @@ describe('ConnectionStore', () => {
     await expect(store.resolve({ organization_uuid: 'org_a', connection_uuid: row.connectionUuid, plugin: 'dbhost' })).resolves.toEqual({
       secrets: { api_token: 'napi_supersecret' },
       config: { api_url: 'https://x' },
+      destination: 'https://x',
     });
     const otherOrg = await store.resolve({ organization_uuid: 'org_b', connection_uuid: row.connectionUuid, plugin: 'dbhost' }).catch((e) => e);
     expect(otherOrg).toBeInstanceOf(ApplicationFailure);
@@ -71,20 +74,30 @@ describe('ConnectionStore', () => {
   });
 
   it('refuses ciphertext moved to another tenant row', async () => {
-    const a = (await store.create('org_a', 'esign', 'a', { api_token: 'token-a' }, {}))!;
-    const b = (await store.create('org_b', 'esign', 'b', { api_token: 'token-b' }, {}))!;
+    const a = (await store.create('org_a', 'esign', 'a', { api_token: 'token-a' }, { base_url: ESIGN_ROOT }))!;
+    const b = (await store.create('org_b', 'esign', 'b', { api_token: 'token-b' }, { base_url: ESIGN_ROOT }))!;
     await database.db.update(connections).set({ secretsCiphertext: a.secretsCiphertext }).where(eq(connections.connectionUuid, b.connectionUuid));
-    await expect(store.resolve({ organization_uuid: 'org_b', connection_uuid: b.connectionUuid, plugin: 'esign' })).rejects.toThrow();
+    await expect(store.resolve({ organization_uuid: 'org_b', connection_uuid: b.connectionUuid, plugin: 'esign' })).rejects.toThrow(
+      /unable to authenticate|auth/i,
+    );
   });
 
   it('rotates secrets and refuses a duplicate name in one organization', async () => {
-    const row = (await store.create('org_c', 'esign', 'main', { api_token: 'old' }, {}))!;
-    expect(await store.create('org_c', 'esign', 'main', { api_token: 'x' }, {})).toBeUndefined();
-    expect(await store.create('org_d', 'esign', 'main', { api_token: 'x' }, {})).toBeDefined();
+    const row = (await store.create('org_c', 'esign', 'main', { api_token: 'old' }, { base_url: ESIGN_ROOT }))!;
+    expect(await store.create('org_c', 'esign', 'main', { api_token: 'x' }, { base_url: ESIGN_ROOT })).toBeUndefined();
+    expect(await store.create('org_d', 'esign', 'main', { api_token: 'x' }, { base_url: ESIGN_ROOT })).toBeDefined();
     await store.update(row, { secrets: { api_token: 'new' } });
     const resolved = await store.resolve({ organization_uuid: 'org_c', connection_uuid: row.connectionUuid, plugin: 'esign' });
     expect(resolved.secrets).toEqual({ api_token: 'new' });
     expect(await store.delete('org_d', row.connectionUuid)).toBe(false);
     expect(await store.delete('org_c', row.connectionUuid)).toBe(true);
+  });
+
+  it('an esign connection stored before base_url existed sends its token nowhere: resolving it fails closed', async () => {
+    const legacy = (await store.create('org_e', 'esign', 'legacy', { api_token: 'legacy-token' }, {}))!;
+    const err = await store.resolve({ organization_uuid: 'org_e', connection_uuid: legacy.connectionUuid, plugin: 'esign' }).catch((e) => e);
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect(err).toMatchObject({ type: 'connection_destination_missing', nonRetryable: true, message: expect.stringContaining('has no base_url') });
+    expect(err.message).not.toContain('legacy-token');
   });
 });

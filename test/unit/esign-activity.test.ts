@@ -59,33 +59,38 @@ async function rejection(promise: Promise<unknown>): Promise<ApplicationFailure>
 }
 
 describe('esignRequest: the api_token and ESIGN_API_TOKEN', () => {
-  it('uses defaultApiToken (ESIGN_API_TOKEN) when the request brings no api_token', async () => {
+  it('uses defaultApiToken (ESIGN_API_TOKEN) when the request brings no api_token and calls the origin of defaultApiBaseUrl', async () => {
     const { req, path } = deleteRequest('ok');
-    const result = await createEsignActivities(config({ defaultApiToken: ESIGN_VALID_TOKEN })).esignRequest(req);
+    const result = await createEsignActivities(config({ defaultApiToken: ESIGN_VALID_TOKEN, defaultApiBaseUrl: double.url })).esignRequest(req);
     expect(result).toEqual({ status_code: 204, response: null });
     expect(await callsTo(path)).toEqual([{ method: 'DELETE', path, authorization: `Bearer ${ESIGN_VALID_TOKEN}` }]);
   });
 
   it('an explicit api_token wins over defaultApiToken', async () => {
     const { req, path } = deleteRequest('ok', ESIGN_VALID_TOKEN);
-    const result = await createEsignActivities(config({ defaultApiToken: 'fallback-token-never-sent' })).esignRequest(req);
+    const result = await createEsignActivities(config({ defaultApiToken: 'fallback-token-never-sent', defaultApiBaseUrl: double.url })).esignRequest(req);
     expect(result).toEqual({ status_code: 204, response: null });
     expect(await callsTo(path)).toEqual([{ method: 'DELETE', path, authorization: `Bearer ${ESIGN_VALID_TOKEN}` }]);
 
     // And the other way round: a wrong explicit token is sent (and refused) even with a valid fallback.
     const wrong = deleteRequest('ok', 'explicit-wrong-token');
-    const err = await rejection(createEsignActivities(config({ defaultApiToken: ESIGN_VALID_TOKEN })).esignRequest(wrong.req));
+    const err = await rejection(createEsignActivities(config({ defaultApiToken: ESIGN_VALID_TOKEN, defaultApiBaseUrl: double.url })).esignRequest(wrong.req));
     expect(err.type).toBe('unauthorized');
     expect(await callsTo(wrong.path)).toEqual([{ method: 'DELETE', path: wrong.path, authorization: 'Bearer explicit-wrong-token' }]);
   });
 
-  it('no api_token and no ESIGN_API_TOKEN: a non-retryable missing_api_token failure before any call', async () => {
+  it.each([
+    ['no ESIGN_API_TOKEN', {}],
+    ['ESIGN_API_TOKEN for another origin', { defaultApiToken: ESIGN_VALID_TOKEN, defaultApiBaseUrl: 'https://esign.platform.example/api' }],
+  ])('no api_token and %s: a non-retryable missing_credentials failure before any call', async (_, fallback) => {
     const { req, path } = deleteRequest('ok');
     const before = (await calls()).length;
-    const err = await rejection(createEsignActivities(config()).esignRequest(req));
+    const err = await rejection(createEsignActivities(config(fallback)).esignRequest(req));
     expect(err.nonRetryable).toBe(true);
-    expect(err.type).toBe('missing_api_token');
-    expect(err.message).toBe('no e-signature API token: pass api_token or set ESIGN_API_TOKEN on the worker');
+    expect(err.type).toBe('missing_credentials');
+    expect(err.message).toBe(
+      'no e-signature API token may be sent to this base_url: pass api_token or connection_uuid (ESIGN_API_TOKEN goes only to the origin of ESIGN_API_BASE_URL)',
+    );
     expect(await callsTo(path)).toEqual([]);
     expect((await calls()).length).toBe(before);
   });

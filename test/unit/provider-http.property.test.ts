@@ -16,7 +16,7 @@ describe('callProvider failure messages', () => {
         const err = await callProvider(
           { allowHttpHosts: ['127.0.0.1'], timeoutMs: 2_000 },
           // Nothing listens there; header validation fails before any connection anyway.
-          { method: 'GET', url: 'http://127.0.0.1:9/api/v2.1', bearer, provider: 'e-signature API' },
+          { method: 'GET', url: 'http://127.0.0.1:9/api/v2.1', credential: { bearer, origin: 'http://127.0.0.1:9' }, provider: 'e-signature API' },
         ).then(
           () => undefined,
           (e: unknown) => e,

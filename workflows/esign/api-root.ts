@@ -27,7 +27,27 @@ export const esignApiToken = z
 export const esignConnection = z
   .uuid()
   .optional()
-  .describe('An esign connection of the organization holding api_token (used when api_token is omitted)');
+  .describe(
+    "An esign connection of the organization: its api_token (used when api_token is omitted) and its base_url (used when base_url is omitted; any other base_url must have the same origin)",
+  );
+
+/**
+ * An esign input names where to call: base_url, or a connection whose stored base_url is the
+ * only place its token may go.
+ */
+export function withBaseUrlOrConnection<T extends z.ZodObject<{ base_url: z.ZodOptional; connection_uuid: typeof esignConnection }>>(input: T) {
+  return input
+    .superRefine(
+      (data, ctx) => {
+        if (data.base_url === undefined && data.connection_uuid === undefined) {
+          ctx.addIssue({ code: 'invalid_type', expected: 'string', input: undefined, path: ['base_url'], message: 'is required without connection_uuid' });
+        }
+      },
+      // Also when other fields failed, so that every failing field is named at once.
+      { when: (payload) => payload.value !== null && typeof payload.value === 'object' },
+    )
+    .meta({ anyOf: [{ required: ['base_url'] }, { required: ['connection_uuid'] }] });
+}
 
 export const esignCallOutputs = {
   status_code: z.number().int().optional().describe('HTTP status of the provider call'),

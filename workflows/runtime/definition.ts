@@ -66,6 +66,12 @@ export interface WorkflowDefinition<I extends z.ZodType = z.ZodType, O extends z
   secret_fields: string[];
   /** URL inputs the worker will call: checked against the outbound policy (https, ALLOW_HTTP_HOSTS) at start. */
   outbound_url_fields: string[];
+  /**
+   * A connection input and the URL input its secrets would be sent to: a run naming both must
+   * keep to the connection's stored destination (same origin), checked at start (422) and
+   * again by the activity before any call.
+   */
+  connection_url_fields?: Array<{ connection: string; url: string; plugin: string }>;
   failure_stamp: FailureStamp;
   actions: Record<string, ActionHandler>;
 }
