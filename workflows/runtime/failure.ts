@@ -1,4 +1,5 @@
 import { ActivityFailure, ApplicationFailure, TemporalFailure, TimeoutFailure } from '@temporalio/common';
+import { PROJECTION_REJECTED } from './contract';
 import type { RunData } from './definition';
 
 /**
@@ -89,6 +90,11 @@ export function classifyFailure(err: unknown, state: string, action: string): Cl
     fields: { ...base, failure_reason: message, failure_type: 'internal_error', failed_layer: 'engine', error: message, error_type: name },
     patch: {},
   };
+}
+
+/** A projection write that failed for good because the database refused its data. */
+export function isProjectionRejected(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === PROJECTION_REJECTED;
 }
 
 /** A thrown value as text, even one whose conversion throws (a broken toString, no prototype): classifying must not throw. */
