@@ -62,7 +62,7 @@ const CURSOR_TIME = /^(?!0000)\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
  * Only what encodeCursor could have written: a forged time outside the years Postgres and
  * toISOString agree on (`-010000-…`, `+275760-…`, year 0) would otherwise reach the query.
  */
-export function decodeCursor(cursor: string): { createdAt: Date; workflowId: string } {
+function decodeCursor(cursor: string): { createdAt: Date; workflowId: string } {
   const text = Buffer.from(cursor, 'base64url').toString();
   const bar = text.indexOf('|');
   const iso = text.slice(0, bar);
