@@ -13,7 +13,7 @@ import {
 import { MEMO_WORKFLOW_TYPE, ORGANIZATION_PREFIX, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE } from '../constants';
 import type { EngineWorkflowInput, FailedRunDetails, ProjectionActivities, ResumePoint } from './contract';
 import { findTransition, initialState, type RunData, type StepContext, type WorkflowDefinition } from './definition';
-import { classifyFailure, type ClassifiedFailure, isProjectionRejected, StepFailure } from './failure';
+import { classifyFailure, type ClassifiedFailure, projectionRejection, StepFailure } from './failure';
 import { fieldProblems } from './field-problems';
 import { findNul, findUnstorableText, NUL_MESSAGE } from './storable-text';
 import { redact } from './redact';
@@ -119,9 +119,10 @@ class Machine {
     try {
       await this.record(action, transition.to, patch);
     } catch (err) {
-      if (!isProjectionRejected(err)) throw err;
+      const rejected = projectionRejection(err);
+      if (!rejected) throw err;
       this.data = before.data;
-      return this.fail(classifyFailure(err, this.state, action), action);
+      return this.fail(classifyFailure(rejected, this.state, action), action);
     }
     const target = this.def.states[transition.to];
     if (target.terminal && !target.success) this.throwFailed({ ...before, next: this.redrive(before.state, action) });
@@ -144,10 +145,11 @@ class Machine {
     try {
       await this.record('fail', failTo, patch);
     } catch (err) {
-      if (!isProjectionRejected(err)) throw err;
+      const rejection = projectionRejection(err);
+      if (!rejection) throw err;
       // What the failure carried (a provider's answer, say) is what the database refused: the run
       // still ends FAILED in the projection, with the engine's own failure fields as its data.
-      const rejected = { ...classifyFailure(err, this.state, action).fields, ...stamp };
+      const rejected = { ...classifyFailure(rejection, this.state, action).fields, ...stamp };
       this.data = { ...before.data, ...rejected };
       await this.record('fail', failTo, rejected, rejected);
     }

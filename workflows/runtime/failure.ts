@@ -92,9 +92,15 @@ export function classifyFailure(err: unknown, state: string, action: string): Cl
   };
 }
 
-/** A projection write that failed for good because the database refused its data. */
-export function isProjectionRejected(err: unknown): boolean {
-  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === PROJECTION_REJECTED;
+/**
+ * The failure a projection write becomes when the database refused its data for good, or
+ * undefined for any other error. A local activity's failure reaches the workflow as the
+ * activity's own ApplicationFailure, not wrapped in an ActivityFailure.
+ */
+export function projectionRejection(err: unknown): StepFailure | undefined {
+  const failure = err instanceof ActivityFailure ? err.cause : err;
+  if (!(failure instanceof ApplicationFailure) || failure.type !== PROJECTION_REJECTED) return undefined;
+  return new StepFailure(failure.message, PROJECTION_REJECTED, 'projection');
 }
 
 /** A thrown value as text, even one whose conversion throws (a broken toString, no prototype): classifying must not throw. */
