@@ -315,7 +315,8 @@ export function buildOpenApiDocument() {
           ],
           responses: {
             ...ok(z.object({ runs: z.array(run), next_cursor: z.string().nullable() }), '200', runLinks('$response.body#/runs/0/workflow_id')),
-            ...errors(422),
+            // 400 invalid_cursor: a cursor this endpoint did not issue.
+            ...errors(400, 422),
             ...authenticated,
           },
         },
