@@ -1,8 +1,10 @@
+import { ApplicationFailure } from '@temporalio/common';
 import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Database } from '../db/client';
 import { runs, transitions } from '../db/schema';
-import type { ProjectionActivities, RunStartedEvent, TransitionEvent } from '../workflows/runtime/contract';
-import { withoutNul } from '../workflows/runtime/nul';
+import { PROJECTION_REJECTED, type ProjectionActivities, type RunStartedEvent, type TransitionEvent } from '../workflows/runtime/contract';
+import { storable } from '../workflows/runtime/storable-text';
+import { isRefusedData, sqlState } from './database-errors';
 
 /**
  * NOTIFY channel carrying "<workflow_id>:<seq>" for each committed transition, with "t" appended
@@ -28,11 +30,11 @@ export function createProjection(db: Database): ProjectionActivities {
     updatedAt: new Date(e.at),
   });
 
-  return {
-    // Postgres refuses NUL, which a provider's answer or a direct start's ids may carry: the
-    // projection replaces it rather than stall the run on a write that can never succeed.
+  const writes: ProjectionActivities = {
+    // Postgres refuses NUL and lone surrogates, which a provider's answer or a direct start's ids
+    // may carry: the projection replaces them rather than stall the run on a write that can never succeed.
     async projectRunStarted(event) {
-      const e = withoutNul(event);
+      const e = storable(event);
       await db
         .insert(runs)
         .values(runRow(e, e.state_name))
@@ -52,7 +54,7 @@ export function createProjection(db: Database): ProjectionActivities {
     },
 
     async projectTransition(event) {
-      const e = withoutNul(event);
+      const e = storable(event);
       await db.transaction(async (tx) => {
         await tx.insert(runs).values(runRow(e, e.from)).onConflictDoNothing();
         const inserted = await tx
@@ -85,4 +87,23 @@ export function createProjection(db: Database): ProjectionActivities {
       });
     },
   };
+  return {
+    projectRunStarted: (event) => refusedDataFailsForGood(`the start of attempt ${event.attempt}`, () => writes.projectRunStarted(event)),
+    projectTransition: (event) => refusedDataFailsForGood(`transition ${event.seq}`, () => writes.projectTransition(event)),
+  };
+}
+
+/**
+ * A write the database refuses for its data becomes a non-retryable failure, so the run fails
+ * instead of retrying it forever; anything else (a lost connection, a time-out) is thrown as it
+ * is and retried. The message names only the SQLSTATE: the database's own message and Drizzle's
+ * quote the values, and failure messages are stored in clear.
+ */
+async function refusedDataFailsForGood(what: string, write: () => Promise<void>): Promise<void> {
+  try {
+    await write();
+  } catch (err) {
+    if (!isRefusedData(err)) throw err;
+    throw ApplicationFailure.nonRetryable(`the database refused to store ${what} (SQLSTATE ${sqlState(err)})`, PROJECTION_REJECTED);
+  }
 }

@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { wellFormed } from '../workflows/runtime/storable-text';
 import { originOf, sameOrigin } from './origin';
 import { outboundUrlProblem } from './outbound';
 import { type Scrubber, scrubber } from './scrub';
@@ -44,11 +45,14 @@ function providerMessage(body: unknown): string | undefined {
 async function readBody(res: Response): Promise<unknown> {
   const text = await res.text();
   if (!text.trim()) return null;
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     return text;
   }
+  // A JSON escape can carry a lone surrogate ("\ud800"), which no database column stores.
+  return wellFormed(parsed);
 }
 
 /**

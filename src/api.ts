@@ -8,6 +8,7 @@ import pinoHttp from 'pino-http';
 import { absolutePath as swaggerUiAssets } from 'swagger-ui-dist';
 import { AppModule, type AppDependencies } from './app.module';
 import { bodyParserErrors } from './common/error.filter';
+import { bodyDepthLimit } from './limits/body-depth';
 import { methodNotAllowed } from './common/method-not-allowed';
 import { NestPinoLogger } from './nest-logger';
 import { openApiDocument } from './openapi/document';
@@ -42,6 +43,7 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
   app.use(methodNotAllowed(openApiDocument()));
   app.use(json({ limit: deps.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(bodyParserErrors);
+  app.use(bodyDepthLimit(deps.config.limits.bodyMaxDepth));
   app.useStaticAssets(swaggerUiAssets(), { prefix: '/api/docs/assets' });
   return app;
 }

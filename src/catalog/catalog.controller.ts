@@ -1,10 +1,10 @@
 import { Controller, Get, Param, Query, UsePipes } from '@nestjs/common';
 import { CurrentPrincipal, type Principal } from '../auth/principal';
-import { RejectNulPipe } from '../common/reject-nul.pipe';
+import { StorableTextPipe } from '../common/storable-text.pipe';
 import { CatalogService } from './catalog.service';
 
 @Controller('workflows/types')
-@UsePipes(RejectNulPipe)
+@UsePipes(StorableTextPipe)
 export class CatalogController {
   constructor(private readonly catalog: CatalogService) {}
 

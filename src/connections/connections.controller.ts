@@ -1,12 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, UsePipes } from '@nestjs/common';
 import { CurrentPrincipal, type Principal } from '../auth/principal';
-import { RejectNulPipe } from '../common/reject-nul.pipe';
+import { StorableTextPipe } from '../common/storable-text.pipe';
 import { SchemaValidationPipe } from '../common/validation';
 import { type CreateBody, ConnectionsService, createBody, type UpdateBody, updateBody } from './connections.service';
 
 @Controller('connections')
-// The NUL check first: a NUL is named as such whatever else the schema finds.
-@UsePipes(RejectNulPipe, SchemaValidationPipe)
+// The text check first: a NUL or a lone surrogate is named as such whatever else the schema finds.
+@UsePipes(StorableTextPipe, SchemaValidationPipe)
 export class ConnectionsController {
   constructor(private readonly connections: ConnectionsService) {}
 

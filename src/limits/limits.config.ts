@@ -7,6 +7,8 @@ export interface LimitsConfig {
   readsPerMinuteToken: number;
   initialDataMaxBytes: number;
   initialDataMaxDepth: number;
+  /** Objects and arrays nested in any JSON request body, checked before anything else reads it. */
+  bodyMaxDepth: number;
   streamsPerToken: number;
 }
 
@@ -19,6 +21,9 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
 }
 
 export function loadLimits(env: NodeJS.ProcessEnv): LimitsConfig {
+  const bodyMaxDepth = int(env, 'BODY_MAX_DEPTH', 64);
+  // Unlike the rate limits, this one cannot be turned off: it is what keeps later walks over a body bounded.
+  if (bodyMaxDepth < 1) throw new Error('BODY_MAX_DEPTH must be at least 1');
   return {
     startsPerMinuteOrg: int(env, 'RATE_LIMIT_STARTS_PER_MINUTE_ORG', 1_200),
     startsPerMinuteToken: int(env, 'RATE_LIMIT_STARTS_PER_MINUTE_TOKEN', 600),
@@ -26,6 +31,7 @@ export function loadLimits(env: NodeJS.ProcessEnv): LimitsConfig {
     readsPerMinuteToken: int(env, 'RATE_LIMIT_READS_PER_MINUTE_TOKEN', 6_000),
     initialDataMaxBytes: int(env, 'INITIAL_DATA_MAX_BYTES', 65_536),
     initialDataMaxDepth: int(env, 'INITIAL_DATA_MAX_DEPTH', 16),
+    bodyMaxDepth,
     streamsPerToken: int(env, 'SSE_MAX_STREAMS_PER_TOKEN', 100),
   };
 }

@@ -93,8 +93,8 @@ function schema(s: z.ZodType, io: 'input' | 'output' = 'output') {
 
 const json = (s: z.ZodType, io: 'input' | 'output' = 'output') => ({ 'application/json': { schema: schema(s, io) } });
 const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
-// Every operation with a parameter or a body documents 422: a NUL character is refused anywhere
-// (RejectNulPipe), besides each route's own rules.
+// Every operation with a parameter or a body documents 422: a NUL character or a lone surrogate
+// is refused anywhere (StorableTextPipe), a body nested too deep everywhere, besides each route's own rules.
 const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [String(s), { description: 'error', content: errorContent }]));
 const ok = (s: z.ZodType, status = '200', links?: Record<string, unknown>) => ({
   [status]: { description: 'success', content: json(s), ...(links ? { links } : {}) },
@@ -315,7 +315,8 @@ export function buildOpenApiDocument() {
           ],
           responses: {
             ...ok(z.object({ runs: z.array(run), next_cursor: z.string().nullable() }), '200', runLinks('$response.body#/runs/0/workflow_id')),
-            ...errors(422),
+            // 400 invalid_cursor: a cursor this endpoint did not issue.
+            ...errors(400, 422),
             ...authenticated,
           },
         },
@@ -405,8 +406,10 @@ export function buildOpenApiDocument() {
 const NO_NUL = '^[^\\u0000]*$';
 
 /**
- * Says in the request schemas what RejectNulPipe enforces: no NUL in any string or key (a string
- * with a pattern of its own gets the rule through allOf).
+ * Says in the request schemas what StorableTextPipe enforces about NUL: none in any string or key
+ * (a string with a pattern of its own gets the rule through allOf). Its other rule, no lone
+ * surrogate, stays out of the patterns: a regular expression only states it under the `u` flag,
+ * which not every JSON Schema validator applies.
  */
 function declareNoNul(operations: Record<string, any>) {
   const walk = (node: any): void => {

@@ -2,7 +2,8 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Database } from '../../db/client';
 import { runs } from '../../db/schema';
-import { validationFailed } from '../common/api-error';
+import { findUnstorableText } from '../../workflows/runtime/storable-text';
+import { ApiError } from '../common/api-error';
 import { runView } from './run-views';
 
 export const listQuerySchema = z.strictObject({
@@ -54,11 +55,23 @@ function encodeCursor(createdAt: Date, workflowId: string): string {
   return Buffer.from(`${createdAt.toISOString()}|${workflowId}`).toString('base64url');
 }
 
+/** What encodeCursor writes: a run's created_at as toISOString gives it for years 0001 to 9999. */
+const CURSOR_TIME = /^(?!0000)\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * Only what encodeCursor could have written: a forged time outside the years Postgres and
+ * toISOString agree on (`-010000-…`, `+275760-…`, year 0) would otherwise reach the query.
+ */
 function decodeCursor(cursor: string): { createdAt: Date; workflowId: string } {
-  const [iso, workflowId] = Buffer.from(cursor, 'base64url').toString().split('|');
+  const text = Buffer.from(cursor, 'base64url').toString();
+  const bar = text.indexOf('|');
+  const iso = text.slice(0, bar);
+  const workflowId = text.slice(bar + 1);
   const createdAt = new Date(iso);
-  if (!workflowId || workflowId.includes('\0') || Number.isNaN(createdAt.getTime())) {
-    throw validationFailed([{ field: 'cursor', rule: 'format', message: 'is not a cursor returned by this endpoint' }]);
+  const isTime = CURSOR_TIME.test(iso) && !Number.isNaN(createdAt.getTime()) && createdAt.toISOString() === iso;
+  if (bar < 0 || !isTime || !workflowId || findUnstorableText(workflowId)) {
+    const message = 'is not a next_cursor returned by this endpoint';
+    throw new ApiError(400, 'invalid_cursor', `cursor: ${message}`, [{ field: 'cursor', rule: 'invalid_cursor', message }]);
   }
   return { createdAt, workflowId };
 }

@@ -1,15 +1,15 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res, UsePipes } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, type Principal } from '../auth/principal';
-import { RejectNulPipe } from '../common/reject-nul.pipe';
+import { StorableTextPipe } from '../common/storable-text.pipe';
 import { SchemaValidationPipe } from '../common/validation';
 import { type ListQuery, listQuerySchema } from './run-list';
 import { RunStreamService } from './run-stream.service';
 import { RunsService, type StartBody, startBodySchema } from './runs.service';
 
 @Controller('workflows')
-// The NUL check first: a NUL is named as such whatever else the schema finds.
-@UsePipes(RejectNulPipe, SchemaValidationPipe)
+// The text check first: a NUL or a lone surrogate is named as such whatever else the schema finds.
+@UsePipes(StorableTextPipe, SchemaValidationPipe)
 export class RunsController {
   constructor(
     private readonly runs: RunsService,

@@ -12,6 +12,7 @@ import { idempotencyKeys, runs, transitions } from '../../db/schema';
 import { MEMO_WORKFLOW_TYPE, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE, TASK_QUEUE } from '../../workflows/constants';
 import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
 import { initialState, type RunData, type WorkflowDefinition } from '../../workflows/runtime/definition';
+import { findTooDeep } from '../../workflows/runtime/json-walk';
 import type { Principal } from '../auth/principal';
 import { CatalogService } from '../catalog/catalog.service';
 import { ApiError, type FieldProblem, notFound, validationFailed } from '../common/api-error';
@@ -94,12 +95,9 @@ export class RunsService {
         { field: 'initial_data', rule: 'max_size', message: `is ${bytes} bytes of JSON; the limit is ${initialDataMaxBytes}` },
       ]);
     }
-    const depth = (value: unknown): number =>
-      value !== null && typeof value === 'object' ? 1 + Math.max(0, ...Object.values(value).map(depth)) : 0;
-    const found = depth(data);
-    if (found > initialDataMaxDepth) {
+    if (findTooDeep(data, initialDataMaxDepth)) {
       throw validationFailed([
-        { field: 'initial_data', rule: 'max_depth', message: `nests ${found} levels deep; the limit is ${initialDataMaxDepth}` },
+        { field: 'initial_data', rule: 'max_depth', message: `nests more than ${initialDataMaxDepth} levels deep; the limit is ${initialDataMaxDepth}` },
       ]);
     }
   }

@@ -424,13 +424,13 @@ describe('GET /api/workflows', () => {
     });
   });
 
-  it('rejects an unknown status and a forged cursor with 422', async () => {
+  it('rejects an unknown status with 422 and a forged cursor with 400 invalid_cursor', async () => {
     const status = await api('/api/workflows?status=DONE', { token: org.token });
     expect(status.status).toBe(422);
     expect(status.body.error.details).toEqual([{ field: 'status', rule: 'invalid_value', message: expect.any(String) }]);
     const cursor = await api('/api/workflows?cursor=bm90LWEtY3Vyc29y', { token: org.token });
-    expect(cursor.status).toBe(422);
-    expect(cursor.body.error.details).toEqual([{ field: 'cursor', rule: 'format', message: expect.any(String) }]);
+    expect(cursor.status).toBe(400);
+    expect(cursor.body.error).toMatchObject({ code: 'invalid_cursor', details: [{ field: 'cursor', rule: 'invalid_cursor', message: expect.any(String) }] });
   });
 });
 

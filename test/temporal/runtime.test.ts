@@ -2,7 +2,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import type { FailedRunDetails, ProjectionActivities, RunStartedEvent, TransitionEvent } from '../../workflows/runtime/contract';
+import { type FailedRunDetails, PROJECTION_REJECTED, type ProjectionActivities, type RunStartedEvent, type TransitionEvent } from '../../workflows/runtime/contract';
 import { timeSkippingEnv } from '../support/temporal-test-env';
 import type { ProbeActivities } from './fixtures/machines';
 
@@ -17,12 +17,22 @@ describe('state-machine runtime', () => {
   const started: RunStartedEvent[] = [];
   const recorded: TransitionEvent[] = [];
   let answers: Record<string, string[]> = {};
+  /** Per run: which transitions the database refuses for good, or fails to answer a few times. */
+  const refused: Record<string, (e: TransitionEvent) => boolean> = {};
+  const outages: Record<string, number> = {};
 
   const projection: ProjectionActivities = {
     async projectRunStarted(e) {
       started.push(e);
     },
     async projectTransition(e) {
+      if (refused[e.workflow_id]?.(e)) {
+        throw ApplicationFailure.nonRetryable(`the database refused to store transition ${e.seq} (SQLSTATE 22P02)`, PROJECTION_REJECTED);
+      }
+      if ((outages[e.workflow_id] ?? 0) > 0) {
+        outages[e.workflow_id] -= 1;
+        throw Object.assign(new Error('Connection terminated unexpectedly'), { code: '08006' });
+      }
       recorded.push(e);
     },
   };
@@ -154,5 +164,70 @@ describe('state-machine runtime', () => {
     expect(output.failure_type).toBe('invalid_input');
     expect(String(output.failure_reason)).toContain('initial_data.interval');
     expect(transitionsOf('wf_poll_invalid').map((e) => e.action)).toEqual(['fail']);
+  });
+
+  const failureOf = async (workflowId: string, initial_data: Record<string, unknown> = { interval: 5 }) => {
+    const error = await env.client.workflow
+      .execute('test.poller', { taskQueue: 'runtime-test', workflowId, args: [{ organization_uuid: 'org_test', initial_data }] })
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    return ((error as WorkflowFailedError).cause as ApplicationFailure).details?.[0] as FailedRunDetails;
+  };
+
+  it('fails the run (projection_rejected) when the database refuses a transition for its data, without a gap in seq', async () => {
+    answers = { wf_refused_step: ['pending'] };
+    refused.wf_refused_step = (e) => e.action === 'poll';
+    const { output, checkpoint } = await failureOf('wf_refused_step');
+    expect(output).toMatchObject({ failure_type: 'projection_rejected', failed_step: 'poll', failed_at_state: 'waiting', failed_layer: 'projection' });
+    expect(output.failure_reason).toBe('the database refused to store transition 2 (SQLSTATE 22P02)');
+    expect(output).not.toHaveProperty('last_answer');
+    expect(checkpoint).toMatchObject({ state: 'waiting', seq: 2, next: { action: 'poll' } });
+    const steps = transitionsOf('wf_refused_step');
+    expect(steps.map((e) => [e.seq, e.action, e.to, e.terminal?.status])).toEqual([
+      [1, 'start', 'waiting', undefined],
+      [2, 'fail', 'failed', 'FAILED'],
+    ]);
+    expect(steps[1].terminal?.state_data).not.toHaveProperty('last_answer');
+  });
+
+  it('still ends the run FAILED when the database refuses the failure itself, with the failure fields alone', async () => {
+    answers = { wf_refused_fail: ['explode'] };
+    refused.wf_refused_fail = (e) => e.action === 'fail' && e.data.failure_type === 'probe_failed';
+    const { output } = await failureOf('wf_refused_fail');
+    expect(output).toMatchObject({ failure_type: 'projection_rejected', failed_action: 'poll' });
+    const last = transitionsOf('wf_refused_fail').at(-1)!;
+    expect([last.seq, last.action, last.terminal?.status]).toEqual([2, 'fail', 'FAILED']);
+    expect(last.terminal?.state_data).toEqual(last.data);
+    expect(Object.keys(last.data).sort()).toEqual(
+      ['error', 'error_type', 'failed_action', 'failed_at_state', 'failed_layer', 'failed_step', 'failure_reason', 'failure_type'].sort(),
+    );
+  });
+
+  it('keeps retrying a projection write through a database outage, losing nothing', async () => {
+    answers = { wf_outage: ['done'] };
+    outages.wf_outage = 3;
+    await env.client.workflow.execute('test.poller', {
+      taskQueue: 'runtime-test',
+      workflowId: 'wf_outage',
+      args: [{ organization_uuid: 'org_test', initial_data: { interval: 5 } }],
+    });
+    expect(outages.wf_outage).toBe(0);
+    expect(transitionsOf('wf_outage').map((e) => [e.seq, e.action])).toEqual([
+      [1, 'start'],
+      [2, 'poll'],
+      [3, 'finish'],
+    ]);
+  });
+
+  it.each([
+    ['a lone surrogate in a value', 'wf_ill_formed_value', { interval: 5, token: 'a\ud800' }, 'initial_data.token'],
+    ['a lone surrogate in a key', 'wf_ill_formed_key', { interval: 5, ['\udc00']: 1 }, 'initial_data.\\udc00'],
+  ])('fails a direct start carrying %s as invalid_input naming the field', async (_, id, initial_data, field) => {
+    const { output, checkpoint } = await failureOf(id, initial_data);
+    expect(checkpoint).toBeUndefined();
+    expect(output.failure_type).toBe('invalid_input');
+    expect(output.failure_reason).toBe(`${field}: must be well-formed Unicode (no lone surrogate, U+D800 to U+DFFF without its pair)`);
+    expect(transitionsOf(id).map((e) => e.action)).toEqual(['fail']);
+    expect(String(output.failure_reason).isWellFormed()).toBe(true);
   });
 });

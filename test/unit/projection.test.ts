@@ -1,4 +1,6 @@
-import { asc, eq } from 'drizzle-orm';
+import { ApplicationFailure } from '@temporalio/common';
+import { asc, eq, sql } from 'drizzle-orm';
+import { isRefusedData, sqlState } from '../../activities/database-errors';
 import { createProjection, TRANSITIONS_CHANNEL } from '../../activities/projection';
 import { type DatabaseHandle, openDatabase } from '../../db/client';
 import { runs, transitions } from '../../db/schema';
@@ -60,6 +62,50 @@ describe('projection on PGlite', () => {
     expect(row.data).toEqual({ 'k\uFFFD': ['\uFFFD'] });
     const [run] = await database.db.select().from(runs).where(eq(runs.workflowId, 'wf_nul'));
     expect(run.stateData).toEqual({ reply: 'a\uFFFDb' });
+  });
+
+  it('stores a lone surrogate (key or value) as U+FFFD instead of failing the write forever', async () => {
+    const projection = createProjection(database.db);
+    const terminal = { status: 'COMPLETED' as const, state_data: { '\udc00': 'x\ud800' } };
+    await projection.projectTransition(transition('wf_surrogate', 1, { data: { 'k\ud800': ['\udfff', '\ud83d\ude00'] }, terminal }));
+    const [row] = await database.db.select().from(transitions).where(eq(transitions.workflowId, 'wf_surrogate'));
+    expect(row.data).toEqual({ 'k\uFFFD': ['\uFFFD', '\ud83d\ude00'] });
+    const [run] = await database.db.select().from(runs).where(eq(runs.workflowId, 'wf_surrogate'));
+    expect(run.stateData).toEqual({ '\uFFFD': 'x\uFFFD' });
+  });
+
+  it('fails a write the database refuses for its data for good (projection_rejected), naming no value', async () => {
+    const projection = createProjection(database.db);
+    // A time Postgres cannot hold: a data exception (class 22) from the real database.
+    const outOfRange = '+275760-09-13T00:00:00.000Z';
+    const err = await projection.projectTransition(transition('wf_refused', 1, { at: outOfRange })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect(err).toMatchObject({ type: 'projection_rejected', nonRetryable: true });
+    expect((err as Error).message).toMatch(/^the database refused to store transition 1 \(SQLSTATE 22[0-9A-Z]{3}\)$/);
+    const rows = await database.db.select().from(transitions).where(eq(transitions.workflowId, 'wf_refused'));
+    expect(rows).toEqual([]);
+    const started = projection.projectRunStarted({ ...identity, workflow_id: 'wf_refused', state_name: 'pending', attempt: 1, at: outOfRange });
+    await expect(started).rejects.toMatchObject({ type: 'projection_rejected', nonRetryable: true });
+  });
+
+  it('rethrows a lost connection as it is, so the projection retries until the database is back', async () => {
+    const lost = Object.assign(new Error('Connection terminated unexpectedly'), { code: '08006' });
+    const refusing = { transaction: () => Promise.reject(lost), insert: () => { throw lost; } } as unknown as DatabaseHandle['db'];
+    const projection = createProjection(refusing);
+    await expect(projection.projectTransition(transition('wf_lost', 1))).rejects.toBe(lost);
+    await expect(
+      projection.projectRunStarted({ ...identity, workflow_id: 'wf_lost', state_name: 'pending', attempt: 1, at: new Date().toISOString() }),
+    ).rejects.toBe(lost);
+  });
+
+  it('tells refused data (jsonb with a lone surrogate, a bad integer) from an outage', async () => {
+    const refused = await database.db.execute(sql`select ${'{"a":"\\ud800"}'}::jsonb`).catch((e: unknown) => e);
+    expect(sqlState(refused)).toBe('22P02');
+    expect(isRefusedData(refused)).toBe(true);
+    expect(isRefusedData(await database.db.execute(sql`select 'x'::int`).catch((e: unknown) => e))).toBe(true);
+    expect(isRefusedData(Object.assign(new Error('gone'), { code: 'ECONNRESET' }))).toBe(false);
+    expect(isRefusedData(Object.assign(new Error('wrapped'), { cause: { code: '57P01' } }))).toBe(false);
+    expect(isRefusedData(Object.assign(new Error('wrapped'), { cause: { code: '54001' } }))).toBe(true);
   });
 
   it('creates the run from its first transition when no start was projected (direct starts)', async () => {

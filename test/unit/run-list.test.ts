@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { type DatabaseHandle, openDatabase } from '../../db/client';
 import { runs } from '../../db/schema';
+import { ApiError } from '../../src/common/api-error';
 import { type ListQuery, listQuerySchema, listRuns, listRunsQuery } from '../../src/runs/run-list';
 import { createTestDatabase } from '../support/test-database';
 
@@ -91,6 +92,48 @@ describe.each(engines)('listing runs on %s', (_, open) => {
     expect((await allPages({ limit: '1', workflow_type: 'type.odd', status: 'COMPLETED' })).map((r) => r.workflow_id)).toEqual(
       await expected(sql`workflow_type = 'type.odd' and status = 'COMPLETED'`),
     );
+  });
+
+  it('pages past a run whose id holds the cursor separator', async () => {
+    const at = new Date(TIES.getTime() - 60_000);
+    await database.db.insert(runs).values(
+      ['wf_bar|1', 'wf_bar|2'].map((workflowId) => ({
+        workflowId,
+        organizationUuid: 'org_bar',
+        workflowType: 'type.odd',
+        version: '1.0',
+        stateName: 'completed',
+        status: 'COMPLETED',
+        isTerminal: true,
+        createdAt: at,
+        updatedAt: at,
+      })),
+    );
+    const first = await listRuns(database.db, 'org_bar', listQuerySchema.parse({ limit: '1' }));
+    const second = await listRuns(database.db, 'org_bar', listQuerySchema.parse({ limit: '1', cursor: first.next_cursor }));
+    expect([...first.runs, ...second.runs].map((r) => r.workflow_id)).toEqual(['wf_bar|2', 'wf_bar|1']);
+  });
+
+  it.each([
+    ['a year before 0001', '-010000-01-01T00:00:00.000Z'],
+    ['the last time JavaScript can hold', '+275760-09-13T00:00:00.000Z'],
+    ['year 0', '0000-06-01T00:00:00.000Z'],
+    ['a time toISOString would not write', '2026-02-30T00:00:00.000Z'],
+    ['a date without its time', '2026-01-01'],
+  ])('refuses a forged cursor holding %s with 400 invalid_cursor, before any query', async (_, time) => {
+    const forged = Buffer.from(`${time}|wf_a`).toString('base64url');
+    const err = await listRuns(database.db, ORG, listQuerySchema.parse({ cursor: forged })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ status: 400, code: 'invalid_cursor', details: [{ field: 'cursor', rule: 'invalid_cursor' }] });
+  });
+
+  it.each([
+    ['no separator', Buffer.from(TIES.toISOString()).toString('base64url')],
+    ['no run id', Buffer.from(`${TIES.toISOString()}|`).toString('base64url')],
+    ['a NUL in the run id', Buffer.from(`${TIES.toISOString()}|wf_\u0000`).toString('base64url')],
+    ['not base64 of a cursor at all', 'bm90LWEtY3Vyc29y'],
+  ])('refuses a cursor with %s with 400 invalid_cursor', async (_, forged) => {
+    await expect(listRuns(database.db, ORG, listQuerySchema.parse({ cursor: forged }))).rejects.toMatchObject({ status: 400, code: 'invalid_cursor' });
   });
 
   const cursor = Buffer.from(`${TIES.toISOString()}|wf_f`).toString('base64url');

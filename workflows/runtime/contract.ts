@@ -51,6 +51,12 @@ export interface TransitionEvent extends Omit<RunStartedEvent, 'state_name'> {
   terminal?: { status: Exclude<RunStatus, 'RUNNING'>; state_data: RunData };
 }
 
+/**
+ * The failure type of a projection write the database refused for its data (SQLSTATE class 22 or
+ * 54): no retry can store it, so the write fails at once and the run fails with this type.
+ */
+export const PROJECTION_REJECTED = 'projection_rejected';
+
 /** Implemented in activities/projection.ts; idempotent on (workflow_id, seq). */
 export interface ProjectionActivities {
   projectRunStarted(event: RunStartedEvent): Promise<void>;

@@ -13,19 +13,21 @@ import {
 import { MEMO_WORKFLOW_TYPE, ORGANIZATION_PREFIX, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE } from '../constants';
 import type { EngineWorkflowInput, FailedRunDetails, ProjectionActivities, ResumePoint } from './contract';
 import { findTransition, initialState, type RunData, type StepContext, type WorkflowDefinition } from './definition';
-import { classifyFailure, type ClassifiedFailure, StepFailure } from './failure';
+import { classifyFailure, type ClassifiedFailure, projectionRejection, StepFailure } from './failure';
 import { fieldProblems } from './field-problems';
-import { findNul, NUL_MESSAGE } from './nul';
+import { findNul, findUnstorableText, NUL_MESSAGE } from './storable-text';
 import { redact } from './redact';
 
 // The projection must eventually succeed, so it retries without limit: a Postgres
-// outage pauses runs at their next transition instead of losing transitions.
+// outage pauses runs at their next transition instead of losing transitions. A write the
+// database refuses for its data fails at once (projection_rejected), and the run fails.
 const projection = proxyLocalActivities<ProjectionActivities>({
   startToCloseTimeout: '15s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
 });
 
 const PATCH_STATE_ATTRIBUTE_ON_CHANGE = 'engine-state-attribute-on-change';
+const PATCH_WELL_FORMED_INPUT = 'engine-well-formed-input';
 
 /** Past this many history events a waiting run continues as new, keeping histories bounded. */
 const CONTINUE_AS_NEW_AFTER_EVENTS = 2_000;
@@ -114,7 +116,14 @@ class Machine {
     const before = { state: this.state, data: this.data };
     const patch = result.patch ?? {};
     this.data = { ...this.data, ...patch };
-    await this.record(action, transition.to, patch);
+    try {
+      await this.record(action, transition.to, patch);
+    } catch (err) {
+      const rejected = projectionRejection(err);
+      if (!rejected) throw err;
+      this.data = before.data;
+      return this.fail(classifyFailure(rejected, this.state, action), action);
+    }
     const target = this.def.states[transition.to];
     if (target.terminal && !target.success) this.throwFailed({ ...before, next: this.redrive(before.state, action) });
     return this.autoAdvance(this.state) ?? result.schedule;
@@ -133,7 +142,17 @@ class Machine {
     const patch = { ...failure.patch, ...failure.fields, ...stamp };
     this.data = { ...this.data, ...patch };
     const failTo = findTransition(this.def, this.state, 'fail')!.to;
-    await this.record('fail', failTo, patch);
+    try {
+      await this.record('fail', failTo, patch);
+    } catch (err) {
+      const rejection = projectionRejection(err);
+      if (!rejection) throw err;
+      // What the failure carried (a provider's answer, say) is what the database refused: the run
+      // still ends FAILED in the projection, with the engine's own failure fields as its data.
+      const rejected = { ...classifyFailure(rejection, this.state, action).fields, ...stamp };
+      this.data = { ...before.data, ...rejected };
+      await this.record('fail', failTo, rejected, rejected);
+    }
     this.throwFailed(resumable ? before : undefined);
   }
 
@@ -152,21 +171,23 @@ class Machine {
     });
   }
 
-  private async record(action: string, to: string, patch: RunData): Promise<void> {
+  /** Projects one transition; a write the database refuses leaves the run where it was, seq included. */
+  private async record(action: string, to: string, patch: RunData, stateData: RunData = this.data): Promise<void> {
     const target = this.def.states[to];
-    this.seq += 1;
+    const seq = this.seq + 1;
     await projection.projectTransition({
       ...this.identity(),
-      seq: this.seq,
+      seq,
       from: this.state,
       to,
       action,
       at: nowIso(),
       data: redact(patch, this.def.secret_fields),
       terminal: target.terminal
-        ? { status: target.success ? 'COMPLETED' : 'FAILED', state_data: redact(this.data, this.def.secret_fields) }
+        ? { status: target.success ? 'COMPLETED' : 'FAILED', state_data: redact(stateData, this.def.secret_fields) }
         : undefined,
     });
+    this.seq = seq;
     const changed = to !== this.state;
     this.state = to;
     // A transition back into the same state (a poll) leaves the attribute as it is, instead of an
@@ -182,6 +203,13 @@ class Machine {
     const nulAt = findNul(this.input.initial_data, ['initial_data']);
     if (nulAt !== undefined) {
       return classifyFailure(new StepFailure(`${nulAt}: ${NUL_MESSAGE}`, 'invalid_input', 'validation'), this.state, 'validate');
+    }
+    // Asked only when the input is ill-formed, so that runs recorded before the check replay as they ran.
+    const unstorable =
+      findUnstorableText(this.org, ['organization_uuid']) ?? findUnstorableText(this.input.initial_data, ['initial_data']);
+    if (unstorable && patched(PATCH_WELL_FORMED_INPUT)) {
+      const problem = new StepFailure(`${unstorable.field}: ${unstorable.message}`, 'invalid_input', 'validation');
+      return classifyFailure(problem, this.state, 'validate');
     }
     let parsed;
     try {

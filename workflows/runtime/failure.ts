@@ -1,4 +1,5 @@
 import { ActivityFailure, ApplicationFailure, TemporalFailure, TimeoutFailure } from '@temporalio/common';
+import { PROJECTION_REJECTED } from './contract';
 import type { RunData } from './definition';
 
 /**
@@ -89,6 +90,17 @@ export function classifyFailure(err: unknown, state: string, action: string): Cl
     fields: { ...base, failure_reason: message, failure_type: 'internal_error', failed_layer: 'engine', error: message, error_type: name },
     patch: {},
   };
+}
+
+/**
+ * The failure a projection write becomes when the database refused its data for good, or
+ * undefined for any other error. A local activity's failure reaches the workflow as the
+ * activity's own ApplicationFailure, not wrapped in an ActivityFailure.
+ */
+export function projectionRejection(err: unknown): StepFailure | undefined {
+  const failure = err instanceof ActivityFailure ? err.cause : err;
+  if (!(failure instanceof ApplicationFailure) || failure.type !== PROJECTION_REJECTED) return undefined;
+  return new StepFailure(failure.message, PROJECTION_REJECTED, 'projection');
 }
 
 /** A thrown value as text, even one whose conversion throws (a broken toString, no prototype): classifying must not throw. */
