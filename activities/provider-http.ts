@@ -1,10 +1,13 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { type Dispatcher, fetch, type Response } from 'undici';
 import { outboundUrlProblem } from './outbound';
 
 export interface ProviderHttpConfig {
   allowHttpHosts: readonly string[];
   timeoutMs: number;
+  /** From createOutboundDispatcher: the outbound policy is enforced on every connection it opens. */
+  dispatcher: Dispatcher;
 }
 
 export interface ProviderResponse {
@@ -90,9 +93,14 @@ async function send(
       headers,
       signal: AbortSignal.timeout(config.timeoutMs),
       redirect: 'error',
+      dispatcher: config.dispatcher,
     });
   } catch (err) {
     // By name, not instanceof: fetch's errors may come from another realm.
+    const cause = (err as { cause?: { name?: unknown; message?: unknown } })?.cause;
+    if (cause?.name === 'OutboundPolicyError') {
+      throw ApplicationFailure.nonRetryable(`${request.provider} not called: ${String(cause.message)}`, 'outbound_policy');
+    }
     const name = (err as { name?: unknown })?.name;
     const timedOut = name === 'TimeoutError' || name === 'AbortError';
     const message = timedOut

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startDbhostDouble } from '../doubles/dbhost-double';
 import { startEsignDouble } from '../doubles/esign-double';
+import { outboundAllowFor, TEST_PROVIDER_HOST } from './outbound';
 import { Stack, startControlServer } from './stack';
 import { startTemporalDevServer } from './temporal-server';
 import { createTestDatabase } from './test-database';
@@ -25,6 +26,7 @@ export default async function globalSetup(): Promise<void> {
     databaseUrl: database?.url,
     dataDir: path.join(workDir, 'data'),
     logFile,
+    outboundAllow: `${outboundAllowFor(esign.url, dbhost.url)},${TEST_PROVIDER_HOST}`,
   });
   await stack.start();
   const control = await startControlServer(stack);
