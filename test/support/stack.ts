@@ -5,6 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { projectRoot } from '../../db/client';
+import { INWARD_CERT_PATH } from '../doubles/inward-service';
 import { TEST_PROVIDER_HOST } from './outbound';
 import { freePort, waitFor } from './ports';
 
@@ -54,6 +55,7 @@ export class Stack {
       PORT: String(this.port),
       ALLOW_HTTP_HOSTS: `127.0.0.1,${TEST_PROVIDER_HOST}`,
       OUTBOUND_ALLOW: this.options.outboundAllow,
+      NODE_EXTRA_CA_CERTS: INWARD_CERT_PATH,
       PROVIDER_TIMEOUT_MS: '1500',
       SSE_KEEPALIVE_MS: '1000',
       LOG_LEVEL: 'info',
