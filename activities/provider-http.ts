@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { type Dispatcher, fetch, type Response } from 'undici';
 import { wellFormed } from '../workflows/runtime/storable-text';
 import { originOf, sameOrigin } from './origin';
 import { outboundUrlProblem } from './outbound';
@@ -8,6 +9,8 @@ import { type Scrubber, scrubber } from './scrub';
 export interface ProviderHttpConfig {
   allowHttpHosts: readonly string[];
   timeoutMs: number;
+  /** From createOutboundDispatcher: the outbound policy is enforced on every connection it opens. */
+  dispatcher: Dispatcher;
 }
 
 export interface ProviderResponse {
@@ -113,9 +116,14 @@ async function send(config: ProviderHttpConfig, request: ProviderRequest, scrub:
       headers,
       signal: AbortSignal.timeout(config.timeoutMs),
       redirect: 'error',
+      dispatcher: config.dispatcher,
     });
   } catch (err) {
     // By name, not instanceof: fetch's errors may come from another realm.
+    const cause = (err as { cause?: { name?: unknown; message?: unknown } })?.cause;
+    if (cause?.name === 'OutboundPolicyError') {
+      throw ApplicationFailure.nonRetryable(`${request.provider} not called: ${String(cause.message)}`, 'outbound_policy');
+    }
     const name = (err as { name?: unknown })?.name;
     const timedOut = name === 'TimeoutError' || name === 'AbortError';
     const message = timedOut

@@ -10,6 +10,7 @@ import { createProjection } from '../activities/projection';
 import { SecretBox } from '../activities/secret-box';
 import { openDatabase, projectRoot } from '../db/client';
 import { DBHOST_VALID_TOKEN, startDbhostDouble } from '../test/doubles/dbhost-double';
+import { dispatcherFor } from '../test/support/outbound';
 import { SEARCH_ATTRIBUTES } from '../workflows/constants';
 import type { EngineWorkflowInput, FailedRunDetails } from '../workflows/runtime/contract';
 import { type BenchOutcome, report, type SummaryLine } from './lib/report';
@@ -56,7 +57,7 @@ export async function longPoll(workflowBundle: { code: string }): Promise<BenchO
       workflowBundle,
       activities: {
         ...createProjection(database.db),
-        ...createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 5_000, connections: store }),
+        ...createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 5_000, dispatcher: dispatcherFor([double.url]), connections: store }),
       },
     });
     running = worker.run();

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { originOf } from '../activities/origin';
 import { parseAllowHttpHosts } from '../activities/outbound';
+import { type OutboundAllowList, parseOutboundAllow } from '../activities/outbound-allow';
 import { projectRoot } from '../db/client';
 import { type LimitsConfig, loadLimits } from './limits/limits.config';
 
@@ -20,6 +21,8 @@ export interface AppConfig {
   /** Organizations whose members may use /api/temporal-codec; empty means every organization's. */
   codecOrganizations: string[];
   allowHttpHosts: string[];
+  /** Non-public destinations provider calls may reach (OUTBOUND_ALLOW); nothing inward otherwise. */
+  outboundAllow: OutboundAllowList;
   esignApiToken?: string;
   /** The e-signature API root esignApiToken belongs to: the only origin it is sent to. */
   esignApiBaseUrl?: string;
@@ -88,6 +91,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     temporalUiOrigins: parseOrigins(env.TEMPORAL_UI_ORIGINS || 'http://127.0.0.1:8233,http://localhost:8233'),
     codecOrganizations: (env.TEMPORAL_CODEC_ORGANIZATIONS ?? '').split(',').map((o) => o.trim()).filter(Boolean),
     allowHttpHosts: parseAllowHttpHosts(env.ALLOW_HTTP_HOSTS),
+    outboundAllow: parseOutboundAllow(env.OUTBOUND_ALLOW),
     ...esignFallback(env),
     providerTimeoutMs: int('PROVIDER_TIMEOUT_MS', 10_000, env),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1_048_576, env),

@@ -20,6 +20,7 @@ import { type AppConfig, loadConfig } from '../../src/config';
 import type { Logger } from '../../src/logger';
 import { workerActivities, workflowInterceptorModules } from '../../src/worker/worker';
 import { startEsignDouble } from '../../test/doubles/esign-double';
+import { outboundAllowFor } from '../../test/support/outbound';
 import { freePort, waitFor } from '../../test/support/ports';
 import { startTemporalDevServer, type TemporalDevServer } from '../../test/support/temporal-server';
 import { createTestDatabase } from '../../test/support/test-database';
@@ -167,6 +168,7 @@ export async function startStack(): Promise<BenchStack> {
       DATA_DIR: scratchDir,
       TEMPORAL_ADDRESS: temporal.address,
       ALLOW_HTTP_HOSTS: '127.0.0.1',
+      OUTBOUND_ALLOW: outboundAllowFor(esign.url),
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       // Limits off or far above what the benchmarks send: they measure the engine, not the limiter.
       RATE_LIMIT_STARTS_PER_MINUTE_ORG: '0',

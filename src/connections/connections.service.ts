@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { connectionDestination, connectionView, type ConnectionRow, type ConnectionStore } from '../../activities/connections';
-import { outboundUrlProblem } from '../../activities/outbound';
+import { literalAddressProblem, outboundUrlProblem } from '../../activities/outbound';
 import type { Principal } from '../auth/principal';
 import { ApiError, type FieldProblem, notFound, validationFailed } from '../common/api-error';
 import { CONFIG, CONNECTIONS } from '../common/di';
@@ -46,7 +46,10 @@ export class ConnectionsService {
     if (parsedSecrets && !parsedSecrets.success) problems.push(...zodProblems(parsedSecrets.error, secrets, 'secrets'));
     if (parsedConfig && !parsedConfig.success) problems.push(...zodProblems(parsedConfig.error, config, 'config'));
     const destination = plugin.destination && parsedConfig?.success ? plugin.destination.of(parsedConfig.data as Record<string, unknown>) : undefined;
-    const outbound = destination === undefined ? undefined : outboundUrlProblem(destination, this.config.allowHttpHosts);
+    const outbound =
+      destination === undefined
+        ? undefined
+        : (outboundUrlProblem(destination, this.config.allowHttpHosts) ?? literalAddressProblem(destination, this.config.outboundAllow));
     if (outbound) problems.push({ field: `config.${plugin.destination!.field}`, rule: 'outbound_policy', message: outbound });
     if (problems.length) throw validationFailed(problems);
     return {

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { createProjection } from '../../activities/projection';
 import { connectionDestination, type ConnectionStore } from '../../activities/connections';
 import { originOf, sameOrigin } from '../../activities/origin';
-import { outboundUrlProblem } from '../../activities/outbound';
+import { literalAddressProblem, outboundUrlProblem } from '../../activities/outbound';
 import type { DatabaseHandle } from '../../db/client';
 import { idempotencyKeys, runs, transitions } from '../../db/schema';
 import { MEMO_WORKFLOW_TYPE, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE, TASK_QUEUE } from '../../workflows/constants';
@@ -112,7 +112,7 @@ export class RunsService {
     for (const field of def.outbound_url_fields) {
       const value = data[field];
       if (typeof value !== 'string' || problems.some((p) => p.field === `initial_data.${field}`)) continue;
-      const problem = outboundUrlProblem(value, this.config.allowHttpHosts);
+      const problem = outboundUrlProblem(value, this.config.allowHttpHosts) ?? literalAddressProblem(value, this.config.outboundAllow);
       if (problem) problems.push({ field: `initial_data.${field}`, rule: 'outbound_policy', message: problem });
     }
     if (problems.length) throw validationFailed(problems);

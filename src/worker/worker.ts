@@ -5,6 +5,7 @@ import type { ConnectionStore } from '../../activities/connections';
 import { createDbhostActivities } from '../../activities/dbhost';
 import { createEsignActivities } from '../../activities/esign';
 import { organizationLogAttributes } from '../../activities/log-attributes';
+import { createOutboundDispatcher } from '../../activities/outbound-dispatcher';
 import { createProjection } from '../../activities/projection';
 import type { DatabaseHandle } from '../../db/client';
 import { TASK_QUEUE } from '../../workflows/constants';
@@ -47,7 +48,11 @@ function installRuntime(logger: Logger) {
 }
 
 export function workerActivities(config: AppConfig, database: DatabaseHandle, connections: ConnectionStore) {
-  const http = { allowHttpHosts: config.allowHttpHosts, timeoutMs: config.providerTimeoutMs };
+  const http = {
+    allowHttpHosts: config.allowHttpHosts,
+    timeoutMs: config.providerTimeoutMs,
+    dispatcher: createOutboundDispatcher({ allow: config.outboundAllow }),
+  };
   return {
     ...createProjection(database.db),
     ...createEsignActivities({ ...http, defaultApiToken: config.esignApiToken, defaultApiBaseUrl: config.esignApiBaseUrl, connections }),

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startEsignDouble } from '../doubles/esign-double';
+import { outboundAllowFor } from '../support/outbound';
 import { waitFor } from '../support/ports';
 import { Stack } from '../support/stack';
 import { startTemporalDevServer, type TemporalDevServer } from '../support/temporal-server';
@@ -45,6 +46,7 @@ export async function startFuzzTarget(logFile: string): Promise<FuzzTarget> {
       databaseUrl: database?.url,
       dataDir: path.join(workDir, 'data'),
       logFile,
+      outboundAllow: outboundAllowFor(esign.url),
       extraEnv: {
         // The limits suite covers 429s; here they would only hide what the fuzzer sends.
         RATE_LIMIT_STARTS_PER_MINUTE_ORG: generous,

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { DBHOST_VALID_TOKEN } from '../doubles/dbhost-double';
 import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
 import { api, readStream, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
+import { TEST_PROVIDER_HOST } from '../support/outbound';
 import { waitFor } from '../support/ports';
 
 jest.setTimeout(45_000);
@@ -36,9 +37,9 @@ async function startGatedProvider(holdMs = 1_200) {
     waiting.push(answer);
     setTimeout(answer, holdMs);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(0, TEST_PROVIDER_HOST, r));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`,
+    url: `http://${TEST_PROVIDER_HOST}:${(server.address() as AddressInfo).port}/api`,
     calls,
     release: () => waiting.splice(0).forEach((answer) => answer()),
     close: () => {

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
 import { api, control, readStream, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
+import { TEST_PROVIDER_HOST } from '../support/outbound';
 import { waitFor } from '../support/ports';
 import { esignActivityOptions } from '../../workflows/esign/api-root';
 
@@ -59,9 +60,9 @@ async function startHoldingProvider() {
     if (first) setTimeout(answer, HOLD_MS);
     else answer();
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(0, TEST_PROVIDER_HOST, r));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`,
+    url: `http://${TEST_PROVIDER_HOST}:${(server.address() as AddressInfo).port}/api`,
     calls,
     callsTo: (fragment: string) => calls.filter((c) => c.path.includes(fragment)),
     close: () => {

@@ -14,6 +14,7 @@ import { type DatabaseHandle, openDatabase, projectRoot } from '../../db/client'
 import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
 import { DBHOST_VALID_TOKEN, startDbhostDouble } from '../doubles/dbhost-double';
 import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
+import { dispatcherFor } from '../support/outbound';
 import { localEnv } from '../support/temporal-test-env';
 
 /**
@@ -47,8 +48,8 @@ describe('record workflow histories', () => {
       workflowsPath: require.resolve('../../workflows'),
       activities: {
         ...createProjection(database.db),
-        ...createEsignActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000 }),
-        ...createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, connections }),
+        ...createEsignActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([double.url]) }),
+        ...createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([dbhostDouble.url]), connections }),
       },
     });
     running = worker.run();

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startDbhostDouble } from '../doubles/dbhost-double';
 import { ESIGN_PLATFORM_TOKEN, startEsignDouble } from '../doubles/esign-double';
+import { outboundAllowFor, TEST_PROVIDER_HOST } from './outbound';
 import { Stack, startControlServer } from './stack';
 import { startTemporalDevServer } from './temporal-server';
 import { createTestDatabase } from './test-database';
@@ -28,6 +29,7 @@ export default async function globalSetup(): Promise<void> {
     dataDir: path.join(workDir, 'data'),
     logFile,
     extraEnv: { ESIGN_API_TOKEN: ESIGN_PLATFORM_TOKEN, ESIGN_API_BASE_URL: esignPlatform.url },
+    outboundAllow: `${outboundAllowFor(esign.url, dbhost.url, esignPlatform.url)},${TEST_PROVIDER_HOST}`,
   });
   await stack.start();
   const control = await startControlServer(stack);

@@ -5,6 +5,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { projectRoot } from '../../db/client';
+import { INWARD_CERT_PATH } from '../doubles/inward-service';
+import { TEST_PROVIDER_HOST } from './outbound';
 import { freePort, waitFor } from './ports';
 
 /**
@@ -17,6 +19,8 @@ export interface StackOptions {
   databaseUrl?: string;
   dataDir: string;
   logFile: string;
+  /** OUTBOUND_ALLOW: exactly the doubles this stack's worker must reach (see test/support/outbound.ts). */
+  outboundAllow: string;
   extraEnv?: Record<string, string>;
 }
 
@@ -49,7 +53,9 @@ export class Stack {
       TEMPORAL_ADDRESS: this.options.temporalAddress,
       DATA_DIR: this.options.dataDir,
       PORT: String(this.port),
-      ALLOW_HTTP_HOSTS: '127.0.0.1',
+      ALLOW_HTTP_HOSTS: `127.0.0.1,${TEST_PROVIDER_HOST}`,
+      OUTBOUND_ALLOW: this.options.outboundAllow,
+      NODE_EXTRA_CA_CERTS: INWARD_CERT_PATH,
       PROVIDER_TIMEOUT_MS: '1500',
       SSE_KEEPALIVE_MS: '1000',
       LOG_LEVEL: 'info',

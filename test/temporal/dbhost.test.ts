@@ -11,6 +11,7 @@ import { type DatabaseHandle, openDatabase } from '../../db/client';
 import type { EngineWorkflowInput, FailedRunDetails, TransitionEvent } from '../../workflows/runtime/contract';
 import type { RunData } from '../../workflows/runtime/definition';
 import { DBHOST_VALID_TOKEN, doubleEndpoints, startDbhostDouble } from '../doubles/dbhost-double';
+import { dispatcherFor } from '../support/outbound';
 import { timeSkippingEnv } from '../support/temporal-test-env';
 
 /**
@@ -64,7 +65,7 @@ describe('dbhost workflow types on the time-skipping server', () => {
         async projectTransition(e: TransitionEvent) {
           recorded.push(e);
         },
-        ...createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: PROVIDER_TIMEOUT_MS, connections: store }),
+        ...createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: PROVIDER_TIMEOUT_MS, dispatcher: dispatcherFor([double.url]), connections: store }),
       },
     });
     running = worker.run();

@@ -9,6 +9,7 @@ import { SecretBox } from '../../activities/secret-box';
 import { type DatabaseHandle, openDatabase } from '../../db/client';
 import { loadConfig } from '../../src/config';
 import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
+import { dispatcherFor } from '../support/outbound';
 
 /** The pure parts of "where each credential may go": origins, scrubbing, the ESIGN_* settings, and the activity's choice. */
 
@@ -99,7 +100,7 @@ describe('callProvider', () => {
     const double = await startEsignDouble();
     try {
       const err = await callProvider(
-        { allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000 },
+        { allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([double.url]) },
         { method: 'GET', url: `${double.url}/v2.1`, credential: { bearer: 'tok', origin: 'https://esign.example.com' }, provider: 'e-signature API' },
       ).catch((e) => e);
       expect(err).toBeInstanceOf(ApplicationFailure);
@@ -127,7 +128,13 @@ describe('esignRequest with a connection', () => {
     await Promise.all([double.close(), elsewhere.close(), database.close()]);
   });
 
-  const activities = () => createEsignActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, connections: store });
+  const activities = () =>
+    createEsignActivities({
+      allowHttpHosts: ['127.0.0.1'],
+      timeoutMs: 1_000,
+      connections: store,
+      dispatcher: dispatcherFor([double.url, elsewhere.url]),
+    });
   const request = (connection_uuid: string, base_url?: string) => ({
     organization_uuid: 'org_unit',
     connection_uuid,

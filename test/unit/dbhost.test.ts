@@ -9,6 +9,7 @@ import { type DatabaseHandle, openDatabase } from '../../db/client';
 import { findDefinition } from '../../workflows/registry';
 import { initialState } from '../../workflows/runtime/definition';
 import { DBHOST_VALID_TOKEN, startDbhostDouble } from '../doubles/dbhost-double';
+import { dispatcherFor } from '../support/outbound';
 
 const WAIT = 'dbhost.operations.wait';
 const LIST = 'dbhost.endpoints.list';
@@ -92,7 +93,7 @@ describe('dbhost activities', () => {
 
   it('reads the operation status with the connection token, resolved inside the run organization', async () => {
     const row = (await store.create('org_u', 'dbhost', 'prod', { api_token: DBHOST_VALID_TOKEN }, { api_url: double.url }))!;
-    const activities = createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, connections: store });
+    const activities = createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([double.url]), connections: store });
     const req = { organization_uuid: 'org_u', connection_uuid: row.connectionUuid, dbhost_project_id: 'floral-1', dbhost_operation_id: 'finishes-2-u' };
     expect(await activities.dbhostGetOperation(req)).toEqual({ status: 'scheduling' });
     expect(await activities.dbhostGetOperation(req)).toEqual({ status: 'finished' });
@@ -104,13 +105,13 @@ describe('dbhost activities', () => {
 
   it('an http api_url outside ALLOW_HTTP_HOSTS fails before any call; a 4xx carries no provider body', async () => {
     const row = (await store.create('org_u', 'dbhost', 'plain-http', { api_token: DBHOST_VALID_TOKEN }, { api_url: double.url }))!;
-    const activities = createDbhostActivities({ allowHttpHosts: [], timeoutMs: 1_000, connections: store });
+    const activities = createDbhostActivities({ allowHttpHosts: [], timeoutMs: 1_000, dispatcher: dispatcherFor([double.url]), connections: store });
     const before = double.calls.length;
     const err = await activities.dbhostListEndpoints({ organization_uuid: 'org_u', connection_uuid: row.connectionUuid, dbhost_project_id: 'p' }).catch((e) => e);
     expect(err).toMatchObject({ type: 'https_required', nonRetryable: true, message: expect.stringMatching(/^connection api_url must use https/) });
     expect(double.calls.length).toBe(before);
 
-    const allowed = createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, connections: store });
+    const allowed = createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([double.url]), connections: store });
     const missing = await allowed.dbhostListEndpoints({ organization_uuid: 'org_u', connection_uuid: row.connectionUuid, dbhost_project_id: 'missing-u' }).catch((e) => e);
     expect(missing).toMatchObject({ type: 'not_found', nonRetryable: true, message: 'database-host API answered HTTP 404: project not found' });
     expect((missing as ApplicationFailure).details ?? []).toEqual([]);
@@ -124,7 +125,7 @@ describe('dbhost activities', () => {
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       const row = (await store.create('org_u', 'dbhost', 'elsewhere', { api_token: 't' }, { api_url: url }))!;
-      const activities = createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, connections: store });
+      const activities = createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([url]), connections: store });
       const req = { organization_uuid: 'org_u', connection_uuid: row.connectionUuid, dbhost_project_id: 'p', dbhost_operation_id: 'o' };
       await expect(activities.dbhostGetOperation(req)).rejects.toMatchObject({ type: 'invalid_response', nonRetryable: true });
       await expect(activities.dbhostListEndpoints(req)).rejects.toMatchObject({ type: 'invalid_response', nonRetryable: true });

@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { createEsignActivities, type EsignConfig, type EsignRequest } from '../../activities/esign';
 import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
+import { dispatcherFor } from '../support/outbound';
 
 /**
  * The e-signature activity called directly (no Temporal) against the loopback
@@ -32,7 +33,7 @@ async function callsTo(path: string): Promise<Call[]> {
 }
 
 function config(overrides: Partial<EsignConfig> = {}): EsignConfig {
-  return { allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, ...overrides };
+  return { allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([double.url]), ...overrides };
 }
 
 /** A delete request for a fresh authorization id; `path` is what the double sees. */
@@ -192,23 +193,8 @@ describe('esignRequest: failure kinds', () => {
 
   it('a provider that does not answer in time is a retryable failure typed timeout', async () => {
     const { req, path } = deleteRequest('hang', ESIGN_VALID_TOKEN);
-    // Jest runs this file in its own vm realm, but `fetch` (and the DOMException
-    // it rejects with on AbortSignal.timeout) comes from Node's main realm, so
-    // the product's `err instanceof Error` check is false here although it is
-    // true in the worker process. Re-create the rejection in this realm, keeping
-    // its name and message, so the activity sees what it sees in production.
-    const realFetch = globalThis.fetch;
-    globalThis.fetch = ((...args: Parameters<typeof fetch>) =>
-      realFetch(...args).catch((e: { name: string; message: string }) => {
-        throw Object.assign(new Error(e.message), { name: e.name });
-      })) as typeof fetch;
     const started = Date.now();
-    let err: ApplicationFailure;
-    try {
-      err = await rejection(createEsignActivities(config({ timeoutMs: 300 })).esignRequest(req));
-    } finally {
-      globalThis.fetch = realFetch;
-    }
+    const err = await rejection(createEsignActivities(config({ timeoutMs: 300 })).esignRequest(req));
     const elapsed = Date.now() - started;
     expect(err.nonRetryable).toBe(false);
     expect(err.type).toBe('timeout');

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
 import { callProvider } from '../../activities/provider-http';
+import { dispatcherFor } from '../support/outbound';
 
 /**
  * A provider's JSON may carry a lone surrogate as an escape ("\ud800"): valid JSON, but no
@@ -26,7 +27,7 @@ describe('text of a provider answer', () => {
   afterAll(() => new Promise((r) => server.close(r)));
 
   const call = (path: string) =>
-    callProvider({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 2_000 }, { method: 'GET', url: base + path, provider: 'test provider' });
+    callProvider({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 2_000, dispatcher: dispatcherFor([base]) }, { method: 'GET', url: base + path, provider: 'test provider' });
 
   it('is returned well-formed: each lone surrogate, in keys and values, becomes U+FFFD; pairs stay', async () => {
     const answer = await call('/ok');

@@ -64,7 +64,7 @@ export interface WorkflowDefinition<I extends z.ZodType = z.ZodType, O extends z
   prerequisites: Prerequisite[];
   /** Input fields never shown in clear: replaced by "[redacted]" in outputs, history and projection. */
   secret_fields: string[];
-  /** URL inputs the worker will call: checked against the outbound policy (https, ALLOW_HTTP_HOSTS) at start. */
+  /** URL inputs the worker will call: checked at start against the outbound policy (https unless ALLOW_HTTP_HOSTS; an address literal must be public or in OUTBOUND_ALLOW). */
   outbound_url_fields: string[];
   /**
    * A connection input and the URL input its secrets would be sent to: a run naming both must

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DBHOST_VALID_TOKEN } from '../../doubles/dbhost-double';
+import { outboundAllowFor } from '../../support/outbound';
 import { Stack } from '../../support/stack';
 import { createTestDatabase } from '../../support/test-database';
 import { type ChaosProvider, startChaosProvider } from './provider';
@@ -95,6 +96,7 @@ export class ChaosStack {
       databaseUrl,
       dataDir: path.join(this.workDir, 'data'),
       logFile: this.logFile,
+      outboundAllow: outboundAllowFor(this.provider.esignUrl),
       extraEnv: {
         // The limits have their own suite: here they would only turn load into 429s.
         RATE_LIMIT_STARTS_PER_MINUTE_ORG: '0',
