@@ -8,7 +8,8 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { ESIGN_RESOURCES, ESIGN_VALID_TOKEN } from '../doubles/esign-double';
 import { api, esignCalls, stackEnv, uniqueId } from '../support/api';
-import { freePort } from '../support/ports';
+import { ExtraApi } from '../support/extra-api';
+import { freePort, waitFor } from '../support/ports';
 
 /**
  * The agent tools with the MCP SDK's own client, over both transports, against the live stack:
@@ -26,23 +27,23 @@ const TOOLS = ['get_workflow', 'get_workflow_history', 'get_workflow_schema', 'l
 
 type TransportName = 'http' | 'stdio';
 
-function transportFor(kind: TransportName, token: string): Transport {
+function transportFor(kind: TransportName, token: string, apiUrl: string): Transport {
   if (kind === 'http') {
-    return new StreamableHTTPClientTransport(new URL(`${stackEnv.apiUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+    return new StreamableHTTPClientTransport(new URL(`${apiUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
   }
   return new StdioClientTransport({
     command: process.execPath,
     args: [BIN],
-    env: { PATH: process.env.PATH ?? '', WFE_URL: stackEnv.apiUrl, WFE_TOKEN: token },
+    env: { PATH: process.env.PATH ?? '', WFE_URL: apiUrl, WFE_TOKEN: token },
     stderr: 'pipe',
   });
 }
 
 const open: Client[] = [];
 
-async function connect(kind: TransportName, token = stackEnv.tokenA): Promise<Client> {
+async function connect(kind: TransportName, token = stackEnv.tokenA, apiUrl = stackEnv.apiUrl): Promise<Client> {
   const client = new Client({ name: 'mcp-test', version: '1.0.0' });
-  await client.connect(transportFor(kind, token));
+  await client.connect(transportFor(kind, token, apiUrl));
   open.push(client);
   return client;
 }
@@ -137,7 +138,14 @@ describe.each<TransportName>(['http', 'stdio'])('MCP over %s', (kind) => {
     expect(text(started)).toContain(`watch_workflow {"workflow_id": "${id}"}`);
 
     const progress: Progress[] = [];
+    // The SDK client drops a notification read in the same chunk as the result, reporting it as
+    // an unknown token (typescript-sdk#2580): count those too, it is what the server sent.
+    client.onerror = (err) => {
+      const late = /progress notification for an unknown token: (.*)$/.exec(err.message);
+      if (late) progress.push(JSON.parse(late[1]).params);
+    };
     const watched = await call(client, 'watch_workflow', { workflow_id: id, timeout_seconds: 45 }, (p) => progress.push(p));
+    client.onerror = undefined;
     expect(watched.isError).toBeFalsy();
     const outcome = watched.structuredContent as Record<string, any>;
     expect(outcome).toMatchObject({ workflow_id: id, outcome: 'completed', state_name: 'COMPLETED' });
@@ -145,7 +153,7 @@ describe.each<TransportName>(['http', 'stdio'])('MCP over %s', (kind) => {
     const history = await api(`/api/workflows/${id}/history`);
     const transitions = history.body.transitions.map(({ seq, from, to, action, at }: Record<string, unknown>) => ({ seq, from, to, action, at }));
     expect(outcome.transitions).toEqual(transitions);
-    expect(progress).toEqual(
+    expect(progress.map(({ progress: seq, message }) => ({ progress: seq, message }))).toEqual(
       transitions.map((t: Record<string, unknown>) => ({ progress: t.seq, message: `${t.from} → ${t.to} (${t.action})` })),
     );
     expect(progress.length).toBeGreaterThan(0);
@@ -310,6 +318,65 @@ describe('MCP over HTTP: authentication and methods', () => {
     const log = fs.readFileSync(stackEnv.logFile, 'utf8');
     expect(log).toContain('"url":"/mcp"');
     expect(log).not.toContain(stackEnv.tokenA);
+  });
+});
+
+describe('a watch the agent abandons releases its stream', () => {
+  // One open stream per token: while a watch holds its stream, a second one is a 429.
+  const extra = new ExtraApi({
+    TEMPORAL_ADDRESS: stackEnv.temporalAddress,
+    ENGINE_SECRET_KEY: process.env.TEST_ENGINE_SECRET_KEY!,
+    SSE_MAX_STREAMS_PER_TOKEN: '1',
+    ALLOW_HTTP_HOSTS: '127.0.0.1',
+  });
+  let token: string;
+  beforeAll(async () => {
+    await extra.start();
+    token = JSON.parse(extra.cli(['org', 'create', uniqueId('watcher'), '--json'])).token;
+  });
+  afterAll(() => extra.stop());
+
+  /** The status a stream of this token gets now; the probe closes it at once. */
+  async function probeStream(id: string): Promise<number> {
+    const controller = new AbortController();
+    const res = await fetch(`${extra.url}/api/workflows/${id}/stream`, {
+      headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+      signal: controller.signal,
+    });
+    controller.abort();
+    return res.status;
+  }
+
+  it.each<[TransportName, string]>([
+    ['http', 'the client closes its connection'],
+    ['stdio', 'the client cancels the call'],
+  ])('over %s, when %s', async (kind) => {
+    const started = await fetch(`${extra.url}/api/workflows/start`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ workflow_type: DELETE, initial_data: deleteInput('hang') }),
+    });
+    expect(started.status).toBe(201);
+    const id = ((await started.json()) as { workflow_id: string }).workflow_id;
+    const client = await connect(kind, token, extra.url);
+    const cancel = new AbortController();
+    const watching = client.callTool({ name: 'watch_workflow', arguments: { workflow_id: id, timeout_seconds: 60 } }, undefined, {
+      signal: cancel.signal,
+    });
+    let settled = false;
+    watching.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    // Probing sooner could take the one stream before the watch does.
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(settled).toBe(false);
+    expect(await probeStream(id)).toBe(429);
+
+    if (kind === 'http') await client.close();
+    else cancel.abort();
+    await expect(watching).rejects.toThrow();
+    await waitFor('the stream to be released', async () => ((await probeStream(id)) === 200 ? true : undefined), 10_000, 100);
   });
 });
 
