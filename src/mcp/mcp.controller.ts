@@ -5,7 +5,10 @@ import { ApiError } from '../common/api-error';
 import { RunApiClient } from './run-api-client';
 import { createMcpServer } from './tools';
 
-/** The address this request arrived on: the API itself, whatever HOST and PORT it listens on. */
+/**
+ * The socket address this request arrived on: the API itself, whatever HOST and PORT it listens
+ * on. Never the Host header, which the caller writes and could point at another server.
+ */
 function ownOrigin(req: Request): string {
   const { localAddress, localPort } = req.socket;
   const host = localAddress?.includes(':') ? `[${localAddress}]` : localAddress;
