@@ -24,7 +24,8 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
     logger: new NestPinoLogger(deps.logger),
     bodyParser: false,
   });
-  app.setGlobalPrefix('api');
+  // The MCP endpoint is on the API's origin but not part of the REST surface under /api.
+  app.setGlobalPrefix('api', { exclude: ['mcp'] });
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.use(

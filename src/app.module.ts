@@ -11,6 +11,7 @@ import { ErrorFilter } from './common/error.filter';
 import type { AppConfig } from './config';
 import { HealthModule } from './health/health.module';
 import { LimitsModule } from './limits/limits.module';
+import { McpModule } from './mcp/mcp.module';
 import type { Logger } from './logger';
 import { OpenApiModule } from './openapi/openapi.module';
 import { PluginsModule } from './plugins/plugins.module';
@@ -57,6 +58,7 @@ export class AppModule {
         ConnectionsModule,
         TemporalCodecModule,
         OpenApiModule,
+        McpModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: ErrorFilter }],
     };

@@ -5,7 +5,8 @@ import { StorableTextPipe } from '../common/storable-text.pipe';
 import { SchemaValidationPipe } from '../common/validation';
 import { type ListQuery, listQuerySchema } from './run-list';
 import { RunStreamService } from './run-stream.service';
-import { RunsService, type StartBody, startBodySchema } from './runs.service';
+import { RunsService } from './runs.service';
+import { type StartBody, startBodySchema } from './start-body';
 
 @Controller('workflows')
 // The text check first: a NUL or a lone surrogate is named as such whatever else the schema finds.

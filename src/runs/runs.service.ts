@@ -23,17 +23,10 @@ import type { AppConfig } from '../config';
 import { newRunId, requestHash } from './run-ids';
 import { type ListQuery, listRuns } from './run-list';
 import { runView, startResult, transitionView } from './run-views';
-
-export const startBodySchema = z.strictObject({
-  workflow_type: z.string().min(1).max(200),
-  initial_data: z.record(z.string(), z.unknown()),
-});
+import { IDEMPOTENCY_KEY, type StartBody } from './start-body';
 
 const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 const RETRY_CLOSE_WAIT_MS = 5_000;
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-
-export type StartBody = z.output<typeof startBodySchema>;
 
 @Injectable()
 export class RunsService {

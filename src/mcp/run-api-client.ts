@@ -1,0 +1,87 @@
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+
+/** A non-2xx answer of the run API, with its `{error: {code, message, details}}` body. */
+export class RunApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: unknown,
+  ) {
+    super(message);
+  }
+}
+
+export interface StreamEvent {
+  event: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * The run API over HTTP with one bearer token: what both MCP transports call, so a tool
+ * behaves the same over stdio against any deployment and over /mcp inside the API, and
+ * passes through the same authentication, validation and limits as any other client.
+ */
+export class RunApiClient {
+  readonly base: string;
+
+  constructor(
+    origin: string,
+    private readonly authorization: string,
+  ) {
+    this.base = `${origin.replace(/\/+$/, '').replace(/\/api$/, '')}/api`;
+  }
+
+  async get<T>(path: string, query: Record<string, string | undefined> = {}): Promise<T> {
+    const params = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined));
+    const qs = params.size ? `?${params}` : '';
+    return (await this.request<T>('GET', `${path}${qs}`)).body;
+  }
+
+  async post<T>(path: string, body?: unknown, headers: Record<string, string> = {}) {
+    return this.request<T>('POST', path, body, headers);
+  }
+
+  /** The run's SSE stream, event by event, until the server closes it or `signal` aborts. */
+  async *stream(workflowId: string, signal: AbortSignal): AsyncGenerator<StreamEvent> {
+    const res = await fetch(`${this.base}/workflows/${encodeURIComponent(workflowId)}/stream`, {
+      headers: { authorization: this.authorization, accept: 'text/event-stream' },
+      signal,
+    });
+    if (!res.ok || !res.body) throw await this.errorOf(res);
+    const queue: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (e) => queue.push(e) });
+    const decoder = new TextDecoder();
+    for await (const chunk of res.body) {
+      parser.feed(decoder.decode(chunk, { stream: true }));
+      while (queue.length) {
+        const e = queue.shift()!;
+        yield { event: e.event ?? 'message', data: JSON.parse(e.data) };
+      }
+    }
+  }
+
+  private async request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+    const res = await fetch(`${this.base}${path}`, {
+      method,
+      headers: {
+        authorization: this.authorization,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!res.ok) throw await this.errorOf(res);
+    return { body: (await res.json()) as T, headers: res.headers };
+  }
+
+  private async errorOf(res: Response): Promise<RunApiError> {
+    const text = await res.text();
+    try {
+      const { error } = JSON.parse(text) as { error: { code: string; message: string; details: unknown } };
+      return new RunApiError(res.status, error.code, error.message, error.details ?? null);
+    } catch {
+      return new RunApiError(res.status, 'http_error', `the API answered ${res.status} ${res.statusText}`, null);
+    }
+  }
+}

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+/**
+ * The answers of the run and catalog routes: the OpenAPI document and the MCP tools' output
+ * schemas are both derived from these, so an agent sees exactly what the API returns.
+ */
+export const startResult = z.object({ workflow_id: z.string(), state_name: z.string(), is_terminal: z.boolean() });
+export const run = z.object({
+  workflow_id: z.string(),
+  workflow_type: z.string(),
+  version: z.string(),
+  organization_uuid: z.string(),
+  state_name: z.string(),
+  is_terminal: z.boolean(),
+  status: z.enum(['RUNNING', 'COMPLETED', 'FAILED']),
+  attempt: z.int(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  state_data: z.record(z.string(), z.unknown()).optional().describe('The output of the workflow type, once terminal'),
+});
+export const transition = z.object({
+  seq: z.int(),
+  from: z.string(),
+  to: z.string(),
+  action: z.string(),
+  at: z.string(),
+  attempt: z.int(),
+  data: z.unknown(),
+});
+export const typeList = z.object({
+  types: z.array(
+    z.object({ workflow_type: z.string(), version: z.string(), kind: z.string(), description: z.string(), has_prerequisites: z.boolean() }),
+  ),
+  namespaces: z.array(z.object({ name: z.string(), count: z.int() })),
+});
+export const definition = z.object({
+  workflow_type: z.string(),
+  version: z.string(),
+  kind: z.enum(['Atomic', 'Linear', 'Dag']),
+  description: z.string(),
+  states: z.array(
+    z.object({ name: z.string(), initial: z.boolean(), terminal: z.boolean(), success: z.boolean(), auto_advance: z.string().nullable() }),
+  ),
+  transitions: z.array(z.object({ from: z.string(), action: z.string(), to: z.string() })),
+  exposed_to_end_users: z.boolean(),
+  has_prerequisites: z.boolean(),
+});
+export const typeSchema = z.object({ input_schema: z.record(z.string(), z.unknown()), output_schema: z.record(z.string(), z.unknown()), has_prerequisites: z.boolean() });
+export const prerequisites = z.object({
+  workflow_type: z.string(),
+  satisfied: z.boolean(),
+  required: z.array(z.object({ plugin: z.string(), fields: z.array(z.string()), connections: z.array(z.string()) })),
+  steps: z.array(z.string()),
+});
