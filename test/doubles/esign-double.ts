@@ -46,8 +46,9 @@ export interface EsignCall {
 const DELETE_PATH = /^\/api\/v2\.1\/accounts\/([^/]+)\/users\/([^/]+)\/authorization\/([^/]+)$/;
 
 export async function startEsignDouble(
-  options: { validToken?: string } = {},
+  options: { validToken?: string; host?: string } = {},
 ): Promise<{ url: string; calls: EsignCall[]; close(): Promise<void> }> {
+  const host = options.host ?? '127.0.0.1';
   const validToken = options.validToken ?? ESIGN_VALID_TOKEN;
   const calls: EsignCall[] = [];
   const seen = new Map<string, number>();
@@ -114,10 +115,10 @@ export async function startEsignDouble(
     }
     send(res, 404, notFound);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/api`,
+    url: `http://${host}:${port}/api`,
     calls,
     async close() {
       for (const res of hanging) res.destroy();

@@ -5,6 +5,7 @@ import { createDataConverter } from '../../activities/payload-codec';
 import { esignDeleteUserAuthorization, type EngineWorkflowInput, TASK_QUEUE } from '../../workflows';
 import { DBHOST_VALID_TOKEN } from '../doubles/dbhost-double';
 import { ESIGN_PLATFORM_TOKEN, ESIGN_VALID_TOKEN, type EsignCall, startEsignDouble } from '../doubles/esign-double';
+import { TEST_PROVIDER_HOST } from '../support/outbound';
 import { api, readStream, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
 
 /**
@@ -26,7 +27,8 @@ let listener: Awaited<ReturnType<typeof startEsignDouble>>;
 let temporalClient: Client;
 
 beforeAll(async () => {
-  listener = await startEsignDouble();
+  // Started after the stack: on the address the stack lets provider calls reach on any port.
+  listener = await startEsignDouble({ host: TEST_PROVIDER_HOST });
   temporalClient = new Client({
     connection: await Connection.connect({ address: stackEnv.temporalAddress }),
     dataConverter: createDataConverter(Buffer.from(process.env.TEST_ENGINE_SECRET_KEY!, 'hex')),

@@ -8,6 +8,7 @@ import { createDataConverter } from '../../activities/payload-codec';
 import { esignGetResourceInformation, TASK_QUEUE, type EngineWorkflowInput } from '../../workflows';
 import { findUnstorableText } from '../../workflows/runtime/storable-text';
 import { api, type ApiResponse, readStream, stackEnv, uniqueId, waitForTerminal } from '../support/api';
+import { TEST_PROVIDER_HOST } from '../support/outbound';
 
 /**
  * Part A of the attacker's report (README, Security, "Hostile input"): input that used to answer
@@ -165,8 +166,8 @@ describe('lone surrogates (valid JSON escapes Postgres jsonb refuses)', () => {
       provider = http.createServer((_req, res) => {
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"resources":[{"name":"\\ud800","value":"/v2.1/x\\udc00"}],"\\udfffkey":"\\ud83d\\ude00"}');
       });
-      await new Promise<void>((r) => provider.listen(0, '127.0.0.1', r));
-      baseUrl = `http://127.0.0.1:${(provider.address() as AddressInfo).port}/api`;
+      await new Promise<void>((r) => provider.listen(0, TEST_PROVIDER_HOST, r));
+      baseUrl = `http://${TEST_PROVIDER_HOST}:${(provider.address() as AddressInfo).port}/api`;
     });
     afterAll(() => new Promise((r) => provider.close(r)));
 
