@@ -21,6 +21,15 @@ export class SecretBox {
     return new SecretBox(Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `workflow-engine/${purpose}`, 32)));
   }
 
+  /**
+   * One organization's Temporal payload key: what a service starting runs for that
+   * organization holds (`cli codec-key`). HKDF is one-way, so it yields neither the
+   * master key nor any other organization's key.
+   */
+  static organizationPayloadKey(master: Buffer, organization: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `workflow-engine/temporal-payloads/organization/${organization}`, 32));
+  }
+
   /** iv (12) | tag (16) | ciphertext; `aad` binds the ciphertext to where it belongs. */
   seal(plaintext: Buffer, aad?: Buffer): Buffer {
     const iv = randomBytes(12);

@@ -6,6 +6,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { ConnectionStore } from '../activities/connections';
 import { createDbhostActivities } from '../activities/dbhost';
+import { createDataConverter } from '../activities/payload-codec';
 import { createProjection } from '../activities/projection';
 import { SecretBox } from '../activities/secret-box';
 import { openDatabase, projectRoot } from '../db/client';
@@ -35,8 +36,11 @@ interface Execution {
  */
 export async function longPoll(workflowBundle: { code: string }): Promise<BenchOutcome> {
   const intervals = (process.env.BENCH_LONGPOLL_INTERVALS ?? '1,5,30').split(',').map(Number);
+  // Inputs must come through the service's codec, or the runtime refuses them (organization_mismatch).
+  const dataConverter = createDataConverter(randomBytes(32));
   const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: path.join(projectRoot(), '.venv', 'bin', 'temporal-test-server') } },
+    client: { dataConverter },
   });
   const database = await openDatabase({});
   const double = await startDbhostDouble();
@@ -53,6 +57,7 @@ export async function longPoll(workflowBundle: { code: string }): Promise<BenchO
     const conn = (await store.create(org, 'dbhost', 'bench', { api_token: DBHOST_VALID_TOKEN }, { api_url: double.url }))!.connectionUuid;
     worker = await Worker.create({
       connection: env.nativeConnection,
+      dataConverter,
       taskQueue: QUEUE,
       workflowBundle,
       activities: {

@@ -1,13 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { INestApplication } from '@nestjs/common';
-import { Client, Connection } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
 import { sql } from 'drizzle-orm';
 import { ConnectionStore } from '../activities/connections';
+import { MasterPayloadKeys } from '../activities/payload-keys';
 import { SecretBox } from '../activities/secret-box';
 import { type DatabaseHandle, openDatabase } from '../db/client';
 import { createApi } from '../src/api';
 import { createOrganization } from '../src/auth/org-tokens';
+import { TemporalClients } from '../src/temporal-clients';
 import { freePort } from '../test/support/ports';
 import { createTestDatabase } from '../test/support/test-database';
 import { request } from './lib/http';
@@ -106,7 +108,7 @@ async function readApi(stack: BenchStack, label: string, size: number, withHisto
     config: stack.config,
     logger: stack.logger,
     database,
-    temporal: new Client({ connection }),
+    temporal: new TemporalClients(connection, stack.config.temporalNamespace, new MasterPayloadKeys(randomBytes(32))),
     connections: new ConnectionStore(database.db, SecretBox.derive(randomBytes(32), 'connections')),
   });
   const port = await freePort();

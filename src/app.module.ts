@@ -1,11 +1,10 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
-import type { Client } from '@temporalio/client';
 import type { ConnectionStore } from '../activities/connections';
 import type { DatabaseHandle } from '../db/client';
 import { AuthModule } from './auth/auth.module';
 import { CatalogModule } from './catalog/catalog.module';
-import { CONFIG, CONNECTIONS, DATABASE, LOGGER, TEMPORAL_CLIENT } from './common/di';
+import { CONFIG, CONNECTIONS, DATABASE, LOGGER, TEMPORAL_CLIENTS } from './common/di';
 import { ConnectionsModule } from './connections/connections.module';
 import { ErrorFilter } from './common/error.filter';
 import type { AppConfig } from './config';
@@ -16,13 +15,14 @@ import type { Logger } from './logger';
 import { OpenApiModule } from './openapi/openapi.module';
 import { PluginsModule } from './plugins/plugins.module';
 import { RunsModule } from './runs/runs.module';
+import type { TemporalClients } from './temporal-clients';
 import { TemporalCodecModule } from './temporal-codec/temporal-codec.module';
 
 export interface AppDependencies {
   config: AppConfig;
   logger: Logger;
   database: DatabaseHandle;
-  temporal: Client;
+  temporal: TemporalClients;
   connections: ConnectionStore;
 }
 
@@ -34,7 +34,7 @@ class CoreModule {
       { provide: CONFIG, useValue: deps.config },
       { provide: LOGGER, useValue: deps.logger },
       { provide: DATABASE, useValue: deps.database },
-      { provide: TEMPORAL_CLIENT, useValue: deps.temporal },
+      { provide: TEMPORAL_CLIENTS, useValue: deps.temporal },
       { provide: CONNECTIONS, useValue: deps.connections },
     ];
     return { module: CoreModule, providers, exports: providers.map((p) => p.provide) };

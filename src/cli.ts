@@ -1,4 +1,6 @@
 import { Command } from 'commander';
+import { ORGANIZATION_ID } from '../activities/payload-keys';
+import { loadMasterKey, SecretBox } from '../activities/secret-box';
 import { openDatabase } from '../db/client';
 import { sendAdminCommand } from './admin/admin-socket';
 import { type AdminCommand, runAdminCommand } from './admin/org-admin';
@@ -61,6 +63,21 @@ token
     const r = await execute({ command: 'token.revoke', token: tokenOrId });
     print(r, Boolean(opts.json), [r.revoked ? 'revoked' : 'no live token matched']);
     if (!r.revoked) process.exitCode = 1;
+  });
+
+program
+  .command('codec-key')
+  .description("an organization's Temporal payload key, for a service starting runs with the Temporal client")
+  .requiredOption('--org <org_uuid>', 'organization the key encrypts for')
+  .option('--json', 'print {"organization_uuid", "key", "key_id"} as JSON')
+  .action((opts: { org: string; json?: boolean }) => {
+    if (!ORGANIZATION_ID.test(opts.org)) throw new Error(`--org: "${opts.org}" is not an organization id (org_…)`);
+    const config = loadConfig();
+    const key = SecretBox.organizationPayloadKey(loadMasterKey(process.env, config.dataDir, false), opts.org);
+    const out = { organization_uuid: opts.org, key: key.toString('hex'), key_id: new SecretBox(key).keyId };
+    // The key alone on stdout, so that `KEY=$(… codec-key --org …)` works.
+    print(out, Boolean(opts.json), [out.key]);
+    if (!opts.json) console.error(`It encrypts and decrypts Temporal payloads of ${opts.org} only; keep it as secret as a token.`);
   });
 
 program.parseAsync().catch((err: Error) => {

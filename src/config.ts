@@ -4,6 +4,7 @@ import { parseAllowHttpHosts } from '../activities/outbound';
 import { type OutboundAllowList, parseOutboundAllow } from '../activities/outbound-allow';
 import { projectRoot } from '../db/client';
 import { type LimitsConfig, loadLimits } from './limits/limits.config';
+import { parseTemporalTls, type TemporalTlsSettings } from './temporal-tls';
 
 /** Every setting the service reads, from the environment. The README lists them all. */
 export interface AppConfig {
@@ -15,10 +16,12 @@ export interface AppConfig {
   dataDir: string;
   temporalAddress: string;
   temporalNamespace: string;
+  /** TLS (mutual with a certificate pair) for every connection to Temporal; undefined is plain TCP. */
+  temporalTls?: TemporalTlsSettings;
   temporalUiUrl: string;
   /** Origins (scheme://host[:port]) of Temporal UIs allowed to call /api/temporal-codec from the browser. */
   temporalUiOrigins: string[];
-  /** Organizations whose members may use /api/temporal-codec; empty means every organization's. */
+  /** Operator organizations: their members decode every organization's payloads at /api/temporal-codec. */
   codecOrganizations: string[];
   allowHttpHosts: string[];
   /** Non-public destinations provider calls may reach (OUTBOUND_ALLOW); nothing inward otherwise. */
@@ -87,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     dataDir,
     temporalAddress: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
+    temporalTls: parseTemporalTls(env),
     temporalUiUrl: env.TEMPORAL_UI_URL || 'http://127.0.0.1:8233',
     temporalUiOrigins: parseOrigins(env.TEMPORAL_UI_ORIGINS || 'http://127.0.0.1:8233,http://localhost:8233'),
     codecOrganizations: (env.TEMPORAL_CODEC_ORGANIZATIONS ?? '').split(',').map((o) => o.trim()).filter(Boolean),

@@ -1,8 +1,9 @@
 import 'reflect-metadata';
-import { Client, Connection } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { ConnectionStore } from '../activities/connections';
 import { createDataConverter } from '../activities/payload-codec';
+import { MasterPayloadKeys } from '../activities/payload-keys';
 import { loadMasterKey, SecretBox } from '../activities/secret-box';
 import { openDatabase } from '../db/client';
 import { startAdminSocket } from './admin/admin-socket';
@@ -10,6 +11,8 @@ import { createApi } from './api';
 import { adminSocketPath, loadConfig, pgliteDir } from './config';
 import { ensureDevToken } from './dev-bootstrap';
 import { createLogger } from './logger';
+import { TemporalClients } from './temporal-clients';
+import { temporalTlsOptions } from './temporal-tls';
 import { createWorker } from './worker/worker';
 
 type Mode = 'all' | 'api' | 'worker';
@@ -31,16 +34,15 @@ async function main() {
   await database.migrate();
   const masterKey = loadMasterKey(process.env, config.dataDir, config.devBootstrap);
   const connections = new ConnectionStore(database.db, SecretBox.derive(masterKey, 'connections'));
-  // Every payload this process hands to Temporal is encrypted (the API's client and the worker alike).
-  const dataConverter = createDataConverter(masterKey);
   logger.info({ mode, node: process.version, database: database.description, temporal: config.temporalAddress }, 'starting');
 
   const stops: Array<() => Promise<unknown>> = [];
   let worker: Worker | undefined;
   let workerDone: Promise<void> | undefined;
   if (mode !== 'worker') {
-    const connection = Connection.lazy({ address: config.temporalAddress });
-    const temporal = new Client({ connection, namespace: config.temporalNamespace, dataConverter });
+    const connection = Connection.lazy({ address: config.temporalAddress, tls: temporalTlsOptions(config.temporalTls) });
+    // Every payload this process hands to Temporal is encrypted: the API's under the organization of the request.
+    const temporal = new TemporalClients(connection, config.temporalNamespace, new MasterPayloadKeys(masterKey));
     const app = await createApi({ config, logger, database, temporal, connections });
     await app.listen(config.port, config.host);
     stops.push(() => app.close(), () => connection.close());
@@ -50,7 +52,7 @@ async function main() {
     logger.info({ url: `http://${config.host}:${config.port}/api` }, 'API listening');
   }
   if (mode !== 'api') {
-    worker = await createWorker(config, database, connections, logger, dataConverter);
+    worker = await createWorker(config, database, connections, logger, createDataConverter(masterKey));
     workerDone = worker.run();
     logger.info({ task_queue: worker.options.taskQueue }, 'worker running');
   }

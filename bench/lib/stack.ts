@@ -10,7 +10,9 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import pino from 'pino';
 import { ConnectionStore } from '../../activities/connections';
 import { organizationLogAttributes } from '../../activities/log-attributes';
-import { createDataConverter } from '../../activities/payload-codec';
+import { createDataConverter, PAYLOAD_CONVERTER_PATH } from '../../activities/payload-codec';
+import { MasterPayloadKeys } from '../../activities/payload-keys';
+import { TemporalClients } from '../../src/temporal-clients';
 import { SecretBox } from '../../activities/secret-box';
 import { type DatabaseHandle, openDatabase } from '../../db/client';
 import { runs } from '../../db/schema';
@@ -130,6 +132,7 @@ export async function bundleBenchWorkflows(): Promise<{ code: string }> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../workflows'),
     workflowInterceptorModules,
+    payloadConverterPath: PAYLOAD_CONVERTER_PATH,
     logger: new DefaultLogger('WARN'),
   });
   return { code };
@@ -187,8 +190,8 @@ export async function startStack(): Promise<BenchStack> {
     const dataConverter = createDataConverter(masterKey);
 
     const apiConnection = Connection.lazy({ address: config.temporalAddress });
-    const apiClient = new Client({ connection: apiConnection, namespace: config.temporalNamespace, dataConverter });
-    const app: INestApplication = await createApi({ config, logger, database, temporal: apiClient, connections });
+    const apiClients = new TemporalClients(apiConnection, config.temporalNamespace, new MasterPayloadKeys(masterKey));
+    const app: INestApplication = await createApi({ config, logger, database, temporal: apiClients, connections });
     await app.listen(config.port, config.host);
     closers.push(() => apiConnection.close());
     closers.push(() => app.close());

@@ -2,5 +2,5 @@
 export const CONFIG = Symbol('CONFIG');
 export const LOGGER = Symbol('LOGGER');
 export const DATABASE = Symbol('DATABASE');
-export const TEMPORAL_CLIENT = Symbol('TEMPORAL_CLIENT');
+export const TEMPORAL_CLIENTS = Symbol('TEMPORAL_CLIENTS');
 export const CONNECTIONS = Symbol('CONNECTIONS');

@@ -1,9 +1,9 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
-import type { Client, Connection } from '@temporalio/client';
 import type { Response } from 'express';
 import type { DatabaseHandle } from '../../db/client';
 import { Public } from '../auth/principal';
-import { DATABASE, TEMPORAL_CLIENT } from '../common/di';
+import { DATABASE, TEMPORAL_CLIENTS } from '../common/di';
+import type { TemporalClients } from '../temporal-clients';
 
 const CHECK_TIMEOUT_MS = 3_000;
 
@@ -26,7 +26,7 @@ async function check(probe: () => Promise<unknown>): Promise<'ok' | 'unavailable
 export class HealthController {
   constructor(
     @Inject(DATABASE) private readonly database: DatabaseHandle,
-    @Inject(TEMPORAL_CLIENT) private readonly temporal: Client,
+    @Inject(TEMPORAL_CLIENTS) private readonly temporal: TemporalClients,
   ) {}
 
   @Public()
@@ -34,7 +34,7 @@ export class HealthController {
   async health(@Res({ passthrough: true }) res: Response) {
     const [database, temporal] = await Promise.all([
       check(() => this.database.ping()),
-      check(() => (this.temporal.connection as Connection).healthService.check({})),
+      check(() => this.temporal.connection.healthService.check({})),
     ]);
     const ok = database === 'ok' && temporal === 'ok';
     res.status(ok ? 200 : 503);

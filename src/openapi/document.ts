@@ -124,8 +124,8 @@ function temporalCodecPaths() {
     summary,
     parameters: [{ name: 'X-Namespace', in: 'header', required: false, schema: { type: 'string' } }],
     requestBody: { required: true, content: json(payloadsBody, 'input') },
-    // 403 codec_forbidden: an organization outside TEMPORAL_CODEC_ORGANIZATIONS, when that is set.
-    responses: { ...ok(payloads), ...withBody, ...errors(403, 422), ...authenticated },
+    // A payload the caller may not decode is no error: it comes back unchanged (see the README).
+    responses: { ...ok(payloads), ...withBody, ...errors(422), ...authenticated },
   });
   const preflight = (operationId: string) => ({
     operationId,
@@ -136,11 +136,11 @@ function temporalCodecPaths() {
   });
   return {
     '/api/temporal-codec/decode': {
-      post: op('decodePayloads', 'Decrypt Temporal payloads (binary/encrypted); others come back unchanged'),
+      post: op('decodePayloads', "Decrypt the caller's organization's Temporal payloads (all of them for an operator organization); others come back unchanged"),
       options: preflight('decodePayloadsPreflight'),
     },
     '/api/temporal-codec/encode': {
-      post: op('encodePayloads', 'Encrypt Temporal payloads as the service does'),
+      post: op('encodePayloads', "Encrypt Temporal payloads under the caller's organization, as the service does"),
       options: preflight('encodePayloadsPreflight'),
     },
   };

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApplicationFailure } from '@temporalio/common';
-import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
 import { and, asc, eq, gt, lt } from 'drizzle-orm';
 import { z } from 'zod';
 import { createProjection } from '../../activities/projection';
@@ -16,10 +16,11 @@ import { findTooDeep } from '../../workflows/runtime/json-walk';
 import type { Principal } from '../auth/principal';
 import { CatalogService } from '../catalog/catalog.service';
 import { ApiError, type FieldProblem, notFound, validationFailed } from '../common/api-error';
-import { CONFIG, CONNECTIONS, DATABASE, TEMPORAL_CLIENT } from '../common/di';
+import { CONFIG, CONNECTIONS, DATABASE, TEMPORAL_CLIENTS } from '../common/di';
 import { isDatabaseUnavailable } from '../common/unavailable';
 import { zodProblems } from '../common/validation';
 import type { AppConfig } from '../config';
+import type { TemporalClients } from '../temporal-clients';
 import { newRunId, requestHash } from './run-ids';
 import { type ListQuery, listRuns } from './run-list';
 import { runView, startResult, transitionView } from './run-views';
@@ -34,7 +35,7 @@ export class RunsService {
 
   constructor(
     @Inject(DATABASE) private readonly database: DatabaseHandle,
-    @Inject(TEMPORAL_CLIENT) private readonly temporal: Client,
+    @Inject(TEMPORAL_CLIENTS) private readonly temporal: TemporalClients,
     @Inject(CONFIG) private readonly config: AppConfig,
     @Inject(CONNECTIONS) private readonly connections: ConnectionStore,
     private readonly catalog: CatalogService,
@@ -151,7 +152,7 @@ export class RunsService {
     // rather than answer 503 about a run that is executing.
     await this.database.ping();
     try {
-      await this.temporal.workflow.start(def.workflow_type, {
+      await this.temporal.forOrganization(org).workflow.start(def.workflow_type, {
         taskQueue: TASK_QUEUE,
         workflowId,
         args: [input],
@@ -227,7 +228,7 @@ export class RunsService {
       throw new ApiError(409, 'not_failed', `only a FAILED run can be retried; this run is ${row.status}`);
     }
     const def = this.catalog.require(row.workflowType);
-    const details = await this.failedRunDetails(workflowId);
+    const details = await this.failedRunDetails(workflowId, row.organizationUuid);
     const attempt = details.checkpoint.attempt + 1;
     const input: EngineWorkflowInput = {
       organization_uuid: row.organizationUuid,
@@ -235,7 +236,7 @@ export class RunsService {
       resume: { reason: 'retry', ...details.checkpoint, attempt },
     };
     try {
-      await this.temporal.workflow.start(def.workflow_type, {
+      await this.temporal.forOrganization(row.organizationUuid).workflow.start(def.workflow_type, {
         taskQueue: TASK_QUEUE,
         workflowId,
         args: [input],
@@ -270,8 +271,8 @@ export class RunsService {
    * ends, so a retry can arrive while Temporal still says RUNNING: wait a
    * moment for the failure rather than refusing.
    */
-  private async failedRunDetails(workflowId: string): Promise<Required<FailedRunDetails>> {
-    const handle = this.temporal.workflow.getHandle(workflowId);
+  private async failedRunDetails(workflowId: string, organization: string): Promise<Required<FailedRunDetails>> {
+    const handle = this.temporal.forOrganization(organization).workflow.getHandle(workflowId);
     let timer: NodeJS.Timeout | undefined;
     const stillRunning = new Promise<'running'>((resolve) => {
       timer = setTimeout(() => resolve('running'), RETRY_CLOSE_WAIT_MS);

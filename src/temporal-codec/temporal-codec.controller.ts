@@ -1,33 +1,39 @@
 import { Body, Controller, Headers, HttpCode, Inject, Post, UsePipes } from '@nestjs/common';
-import type { Client } from '@temporalio/client';
-import type { Payload, PayloadCodec } from '@temporalio/common';
-import { PayloadDecryptionError } from '../../activities/payload-codec';
+import type { Payload } from '@temporalio/common';
+import { claimedOwner, isEncryptedPayload, openPayload, PayloadDecryptionError, sealPayload } from '../../activities/payload-codec';
+import type { PayloadKeys } from '../../activities/payload-keys';
 import { CurrentPrincipal, type Principal } from '../auth/principal';
 import { ApiError } from '../common/api-error';
-import { CONFIG, LOGGER, TEMPORAL_CLIENT } from '../common/di';
+import { CONFIG, LOGGER, TEMPORAL_CLIENTS } from '../common/di';
 import type { AppConfig } from '../config';
 import type { Logger } from '../logger';
 import { SchemaValidationPipe } from '../common/validation';
+import type { TemporalClients } from '../temporal-clients';
 import { type PayloadsBody, payloadsBody, payloadsFromJson, payloadsToJson } from './payload-json';
 
 /**
  * Temporal's remote codec protocol (what the Temporal UI and `temporal --codec-endpoint`
  * call): POST {endpoint}/decode and {endpoint}/encode with a Payloads message as
- * protobuf JSON, answered in the same shape. It applies exactly the codecs the
- * API's own Temporal client uses, so it decodes what the service encrypts.
- * Org-member bearer auth, like every /api route; CORS for the UI is in the module.
+ * protobuf JSON, answered in the same shape. Org-member bearer auth, like every
+ * /api route; CORS for the UI is in the module.
+ *
+ * Decoding is per organization: a member's token decodes its own organization's
+ * payloads; any other payload (another organization's, or a platform payload) comes
+ * back unchanged, still encrypted, as it would from a codec without the key.
+ * Members of the operator organizations (TEMPORAL_CODEC_ORGANIZATIONS) decode every
+ * payload. Encoding is always under the caller's own organization.
  */
 @Controller('temporal-codec')
 @UsePipes(SchemaValidationPipe)
 export class TemporalCodecController {
-  private readonly codecs: PayloadCodec[];
+  private readonly keys: PayloadKeys;
 
   constructor(
-    @Inject(TEMPORAL_CLIENT) temporal: Client,
+    @Inject(TEMPORAL_CLIENTS) temporal: TemporalClients,
     @Inject(LOGGER) private readonly log: Logger,
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {
-    this.codecs = temporal.options.loadedDataConverter.payloadCodecs;
+    this.keys = temporal.keys;
   }
 
   @Post('decode')
@@ -37,12 +43,22 @@ export class TemporalCodecController {
     @Body({ schema: payloadsBody }) body: PayloadsBody,
     @Headers('x-namespace') namespace?: string,
   ) {
-    this.authorize(principal);
+    const operator = this.config.codecOrganizations.includes(principal.organization_uuid);
     const payloads = payloadsFromJson(body);
-    const decoded = await this.apply(payloads, 'decode');
+    let withheld = 0;
+    const decoded = payloads.map((payload, index) =>
+      this.perPayload(index, 'decode', () => {
+        if (!isEncryptedPayload(payload)) return payload;
+        if (!operator && claimedOwner(payload) !== principal.organization_uuid) {
+          withheld += 1;
+          return payload;
+        }
+        return openPayload(this.keys, payload).payload;
+      }),
+    );
     // An audit line: who read decrypted payloads (never what they were).
     this.log.info(
-      { organization_uuid: principal.organization_uuid, user_id: principal.user_id, namespace, payloads: payloads.length },
+      { organization_uuid: principal.organization_uuid, user_id: principal.user_id, namespace, payloads: payloads.length, withheld, operator },
       'temporal payloads decoded',
     );
     return payloadsToJson(decoded);
@@ -51,37 +67,19 @@ export class TemporalCodecController {
   @Post('encode')
   @HttpCode(200)
   async encode(@CurrentPrincipal() principal: Principal, @Body({ schema: payloadsBody }) body: PayloadsBody) {
-    this.authorize(principal);
-    return payloadsToJson(await this.apply(payloadsFromJson(body), 'encode'));
+    const payloads = payloadsFromJson(body);
+    return payloadsToJson(payloads.map((p, index) => this.perPayload(index, 'encode', () => sealPayload(this.keys, principal.organization_uuid, p))));
   }
 
-  /**
-   * One key encrypts every organization's payloads, so decoding is a
-   * platform power: TEMPORAL_CODEC_ORGANIZATIONS names who holds it.
-   */
-  private authorize(principal: Principal) {
-    const allowed = this.config.codecOrganizations;
-    if (allowed.length && !allowed.includes(principal.organization_uuid)) {
-      throw new ApiError(403, 'codec_forbidden', 'this organization may not use the codec endpoint (TEMPORAL_CODEC_ORGANIZATIONS)');
-    }
-  }
-
-  /** One payload at a time, so an error names the payload; decoding runs the codecs in reverse, as the SDK does. */
-  private async apply(payloads: Payload[], direction: 'encode' | 'decode'): Promise<Payload[]> {
-    const chain = direction === 'decode' ? [...this.codecs].reverse() : this.codecs;
-    const out: Payload[] = [];
-    for (const [index, payload] of payloads.entries()) {
-      let current = [payload];
-      try {
-        for (const codec of chain) current = await codec[direction](current);
-      } catch (err) {
-        if (err instanceof PayloadDecryptionError) {
-          throw new ApiError(400, 'payload_decode_failed', `payloads[${index}]: ${err.message}`, { index, reason: err.reason });
-        }
-        throw new ApiError(400, `payload_${direction}_failed`, `payloads[${index}] could not be ${direction}d`, { index });
+  /** An error names the payload it is about, never its content. */
+  private perPayload(index: number, direction: 'encode' | 'decode', work: () => Payload): Payload {
+    try {
+      return work();
+    } catch (err) {
+      if (err instanceof PayloadDecryptionError) {
+        throw new ApiError(400, 'payload_decode_failed', `payloads[${index}]: ${err.message}`, { index, reason: err.reason });
       }
-      out.push(...current);
+      throw new ApiError(400, `payload_${direction}_failed`, `payloads[${index}] could not be ${direction}d`, { index });
     }
-    return out;
   }
 }

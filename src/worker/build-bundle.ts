@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { PAYLOAD_CONVERTER_PATH } from '../../activities/payload-codec';
 import { workflowInterceptorModules } from './worker';
 
 /**
@@ -12,6 +13,7 @@ async function main() {
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../../workflows'),
     workflowInterceptorModules,
+    payloadConverterPath: PAYLOAD_CONVERTER_PATH,
   });
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, code);

@@ -11,6 +11,7 @@ import type { DatabaseHandle } from '../../db/client';
 import { TASK_QUEUE } from '../../workflows/constants';
 import type { AppConfig } from '../config';
 import type { Logger } from '../logger';
+import { temporalTlsOptions } from '../temporal-tls';
 
 let runtimeInstalled = false;
 
@@ -80,7 +81,7 @@ export async function createWorker(
   dataConverter: DataConverter,
 ): Promise<Worker> {
   installRuntime(logger);
-  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const connection = await NativeConnection.connect({ address: config.temporalAddress, tls: temporalTlsOptions(config.temporalTls) });
   const { workflowModules, ...code } = workflowSource();
   return Worker.create({
     connection,

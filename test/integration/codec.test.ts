@@ -5,16 +5,17 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { createDataConverter, ENCRYPTED_ENCODING, EncryptionCodec, KEY_ID_METADATA } from '../../activities/payload-codec';
+import { createDataConverter, ENCRYPTED_ENCODING, EncryptionCodec, KEY_ID_METADATA, openPayload, ORGANIZATION_METADATA, sealPayload } from '../../activities/payload-codec';
+import { MasterPayloadKeys } from '../../activities/payload-keys';
 import { esignGetResourceInformation, TASK_QUEUE, type EngineWorkflowInput } from '../../workflows';
 import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
 import { api, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
-import { ExtraApi } from '../support/extra-api';
 import { temporalBinary } from '../support/temporal-server';
 
 /**
  * Secrets never in clear in Temporal: the API's client and the worker encrypt
- * every payload with the codec (AES-256-GCM, key from ENGINE_SECRET_KEY). These
+ * every payload with the codec (AES-256-GCM, the organization's key derived from
+ * ENGINE_SECRET_KEY). These
  * tests read the RAW history from the Temporal server, as anyone with access to
  * Temporal (UI, CLI, database) would, and find no secret; a client holding the
  * key, the codec endpoint and the temporal CLI pointed at it do find them.
@@ -51,10 +52,11 @@ function payloadsIn(value: unknown, path = '', out: Found[] = []): Found[] {
 /**
  * Where payloads stay in clear by design: search attributes (the server indexes
  * them), headers (interceptors; the SDK's codec runner skips them) and the Core
- * SDK's own local-activity marker bookkeeping (`details.data`: seq, attempt,
- * activity id and type, times; the local activity's result is `details.result`).
+ * SDK's own marker bookkeeping: local activities' (`details.data`: seq, attempt,
+ * activity id and type, times; the local activity's result is `details.result`)
+ * and patches' (`details.patch-data`: the patch id).
  */
-const clearByDesign = (path: string) => /\.(searchAttributes|header)\.|markerRecordedEventAttributes\.details\.data\./.test(path);
+const clearByDesign = (path: string) => /\.(searchAttributes|header)\.|markerRecordedEventAttributes\.details\.(data|patch-data)\./.test(path);
 const MARKER_BOOKKEEPING = ['seq', 'attempt', 'activity_id', 'activity_type', 'complete_time', 'backoff', 'original_schedule_time'];
 
 /** Where `secret` shows in a history: its JSON, its protobuf bytes, any payload's data (base64-decoded) or metadata. */
@@ -87,6 +89,8 @@ describe('the Temporal payload codec', () => {
   /** What the service's processes use. */
   let codecClient: Client;
   const codec = EncryptionCodec.fromMasterKey(secretKey());
+  const keys = new MasterPayloadKeys(secretKey());
+  const orgAKeyId = () => keys.organizationBoxes(stackEnv.orgA)[0].keyId;
 
   beforeAll(async () => {
     connection = await Connection.connect({ address: stackEnv.temporalAddress });
@@ -152,7 +156,8 @@ describe('the Temporal payload codec', () => {
         expect(encrypted.length).toBeGreaterThan(4);
         for (const { path, payload } of encrypted) {
           expect({ path, encoding: encodingOf(payload) }).toEqual({ path, encoding: ENCRYPTED_ENCODING });
-          expect(text(payload.metadata![KEY_ID_METADATA])).toBe(codec.keyId);
+          expect(text(payload.metadata![KEY_ID_METADATA])).toBe(orgAKeyId());
+          expect(text(payload.metadata![ORGANIZATION_METADATA])).toBe(stackEnv.orgA);
         }
         const paths = encrypted.map((f) => f.path);
         expect(paths).toEqual(
@@ -168,6 +173,9 @@ describe('the Temporal payload codec', () => {
         );
         for (const { payload } of markers.filter((m) => m.path.includes('.details.data.'))) {
           for (const key of Object.keys(JSON.parse(text(payload.data)))) expect(MARKER_BOOKKEEPING).toContain(key);
+        }
+        for (const { payload } of markers.filter((m) => m.path.includes('.details.patch-data.'))) {
+          expect(JSON.parse(text(payload.data))).toEqual({ id: expect.stringMatching(/^engine-/), deprecated: false });
         }
         // Search attributes stay readable: the UI and list filters need them.
         const attributes = found.filter((f) => f.path.includes('.searchAttributes.'));
@@ -316,8 +324,9 @@ describe('the Temporal payload codec', () => {
       expect(res.status).toBe(200);
       const [encrypted] = res.body.payloads;
       expect(Buffer.from(encrypted.metadata.encoding, 'base64').toString()).toBe(ENCRYPTED_ENCODING);
-      expect(Buffer.from(encrypted.metadata[KEY_ID_METADATA], 'base64').toString()).toBe(codec.keyId);
-      const [back] = await codec.decode([fromJson(encrypted)]);
+      expect(Buffer.from(encrypted.metadata[KEY_ID_METADATA], 'base64').toString()).toBe(orgAKeyId());
+      expect(Buffer.from(encrypted.metadata[ORGANIZATION_METADATA], 'base64').toString()).toBe(stackEnv.orgA);
+      const { payload: back } = openPayload(keys, fromJson(encrypted));
       expect(mapToB64(back.metadata!)).toEqual(payload.metadata);
       expect(Buffer.from(back.data!).toString('base64')).toBe(payload.data);
       const decoded = await api(`${CODEC}/decode`, { body: res.body });
@@ -325,14 +334,14 @@ describe('the Temporal payload codec', () => {
     });
 
     it('answers 400 for a tampered payload or one under another key, with the standard error body', async () => {
-      const [sealed] = await codec.encode([defaultPayloadConverter.toPayload({ a: 1 })!]);
+      const sealed = sealPayload(keys, stackEnv.orgA, defaultPayloadConverter.toPayload({ a: 1 })!);
       const tampered = Buffer.from(sealed.data!);
       tampered[tampered.length - 1] ^= 1;
       const res = await api(`${CODEC}/decode`, { body: { payloads: [toJson(sealed), toJson({ ...sealed, data: tampered })] } });
       expect(res.status).toBe(400);
       expect(res.body.error).toMatchObject({ code: 'payload_decode_failed', details: { index: 1, reason: 'authentication_failed' } });
 
-      const [foreign] = await EncryptionCodec.fromMasterKey(Buffer.alloc(32, 7)).encode([defaultPayloadConverter.toPayload({ a: 1 })!]);
+      const foreign = sealPayload(new MasterPayloadKeys(Buffer.alloc(32, 7)), stackEnv.orgA, defaultPayloadConverter.toPayload({ a: 1 })!);
       const unknown = await api(`${CODEC}/decode`, { body: { payloads: [toJson(foreign)] } });
       expect(unknown.status).toBe(400);
       expect(unknown.body.error).toMatchObject({ code: 'payload_decode_failed', details: { index: 0, reason: 'unknown_key_id' } });
@@ -363,34 +372,6 @@ describe('the Temporal payload codec', () => {
     });
   });
 
-  describe('with TEMPORAL_CODEC_ORGANIZATIONS set', () => {
-    const extra = new ExtraApi({ TEMPORAL_ADDRESS: stackEnv.temporalAddress });
-    let platform: { organization_uuid: string; token: string };
-    let tenant: { organization_uuid: string; token: string };
-    const decode = (token: string) =>
-      fetch(`${extra.url}${CODEC}/decode`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ payloads: [] }),
-      });
-
-    beforeAll(async () => {
-      // Organizations exist before the API starts (the CLI opens the database itself), as in a real deployment.
-      platform = JSON.parse(extra.cli(['org', 'create', uniqueId('platform'), '--json']));
-      tenant = JSON.parse(extra.cli(['org', 'create', uniqueId('tenant'), '--json']));
-      extra.env.TEMPORAL_CODEC_ORGANIZATIONS = platform.organization_uuid;
-      await extra.start();
-    });
-    afterAll(() => extra.stop());
-
-    it('only members of the listed organizations may decode or encode', async () => {
-      expect((await decode(platform.token)).status).toBe(200);
-      const refused = await decode(tenant.token);
-      expect(refused.status).toBe(403);
-      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('codec_forbidden');
-    });
-  });
-
   describe('runs started with the Temporal client directly', () => {
     const start = (client: Client, workflowId: string) => {
       const input: EngineWorkflowInput = { organization_uuid: stackEnv.orgA, initial_data: { base_url: stackEnv.esignUrl } };
@@ -410,20 +391,19 @@ describe('the Temporal payload codec', () => {
       expect(defaultPayloadConverter.fromPayload(input)).toEqual({ organization_uuid: stackEnv.orgA, initial_data: { base_url: stackEnv.esignUrl } });
     });
 
-    it('WITHOUT the codec: the clear input passes through, the run completes and is projected; its result is encrypted', async () => {
+    it('WITHOUT the codec: the run is refused as organization_mismatch before it does anything (see test/security/tenant-codec)', async () => {
       const id = `wf_codec_${uniqueId('without').replace(/-/g, '_')}`;
       await start(rawClient, id);
-      const run = await waitForTerminal(id);
-      expect(run).toMatchObject({ workflow_id: id, organization_uuid: stackEnv.orgA, status: 'COMPLETED', state_name: 'COMPLETED' });
-      // The projection says COMPLETED just before the execution closes: wait for the close itself.
-      expect(await codecClient.workflow.getHandle(id).result()).toEqual(run.state_data);
+      const err = await codecClient.workflow.getHandle(id).result().catch((e: unknown) => e);
+      expect((err as { cause?: { type?: string; nonRetryable?: boolean } }).cause).toMatchObject({ type: 'organization_mismatch', nonRetryable: true });
+      expect((await api(`/api/workflows/${id}`)).status).toBe(404);
       const history = await rawHistory(id);
       expect(encodingOf(startedInput(history))).toBe('json/plain');
-      const completed = history.events!.find((e) => e.workflowExecutionCompletedEventAttributes);
-      expect(completed).toBeDefined();
-      expect(encodingOf(completed!.workflowExecutionCompletedEventAttributes!.result!.payloads![0] as Payload)).toBe(ENCRYPTED_ENCODING);
-      // The worker's output is readable only with the key.
-      await expect(rawClient.workflow.getHandle(id).result()).rejects.toThrow(/encoding/i);
+      // Nothing scheduled, no projection (local activity markers): only the patch marker of the check.
+      const acted = history.events!.filter(
+        (e) => e.activityTaskScheduledEventAttributes || (e.markerRecordedEventAttributes && e.markerRecordedEventAttributes.markerName !== 'core_patch'),
+      );
+      expect(acted).toEqual([]);
     });
   });
 });

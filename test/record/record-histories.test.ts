@@ -15,7 +15,7 @@ import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runt
 import { DBHOST_VALID_TOKEN, startDbhostDouble } from '../doubles/dbhost-double';
 import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
 import { dispatcherFor } from '../support/outbound';
-import { localEnv } from '../support/temporal-test-env';
+import { localEnv, testDataConverter } from '../support/temporal-test-env';
 
 /**
  * Not part of `make test`: `make record-histories` runs each workflow type
@@ -44,6 +44,7 @@ describe('record workflow histories', () => {
     connections = new ConnectionStore(database.db, SecretBox.derive(randomBytes(32), 'connections'));
     worker = await Worker.create({
       connection: env.nativeConnection,
+      dataConverter: testDataConverter,
       taskQueue: TASK_QUEUE,
       workflowsPath: require.resolve('../../workflows'),
       activities: {

@@ -12,7 +12,7 @@ import type { EngineWorkflowInput, FailedRunDetails, TransitionEvent } from '../
 import type { RunData } from '../../workflows/runtime/definition';
 import { DBHOST_VALID_TOKEN, doubleEndpoints, startDbhostDouble } from '../doubles/dbhost-double';
 import { dispatcherFor } from '../support/outbound';
-import { timeSkippingEnv } from '../support/temporal-test-env';
+import { testDataConverter, timeSkippingEnv } from '../support/temporal-test-env';
 
 /**
  * The two database-host types, with their real definitions and real activities
@@ -58,6 +58,7 @@ describe('dbhost workflow types on the time-skipping server', () => {
 
     worker = await Worker.create({
       connection: env.nativeConnection,
+      dataConverter: testDataConverter,
       taskQueue: QUEUE,
       workflowsPath: require.resolve('../../workflows'),
       activities: {
@@ -385,10 +386,11 @@ describe('dbhost workflow types on the time-skipping server', () => {
       const first = await run(WAIT, waitInput(project, op));
       expect(first.output).toMatchObject({ failure_type: 'timeout', poll_count: 20 });
       // Search attributes are written when the state changes, not on each of the 20 polls: the
-      // tags at start, the patch's TemporalChangeVersion, pending → waiting and waiting → failed.
+      // tags at start, the two patches' TemporalChangeVersion (state attribute, organization
+      // binding), pending → waiting and waiting → failed.
       const { events } = await env.client.workflow.getHandle(first.id).fetchHistory();
       const upserts = events!.filter((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES);
-      expect(upserts.length).toBeLessThanOrEqual(4);
+      expect(upserts.length).toBeLessThanOrEqual(5);
       const checkpoint = first.details!.checkpoint!;
       const retried = await run(WAIT, {}, { id: first.id, resume: { reason: 'retry', ...checkpoint, attempt: 2 } });
       expect(retried.ok).toBe(true);

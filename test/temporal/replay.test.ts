@@ -4,6 +4,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { Worker } from '@temporalio/worker';
 import { projectRoot } from '../../db/client';
+import { testDataConverter } from '../support/temporal-test-env';
 
 /**
  * Replays the recorded histories (test/histories, written by `make
@@ -30,7 +31,7 @@ describe('replay of recorded histories', () => {
   it.each(files)('%s replays deterministically', async (file) => {
     const { workflowId, history } = load(file);
     await expect(
-      Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows'), replayName: 'replay-test' }, history, workflowId),
+      Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows'), replayName: 'replay-test', dataConverter: testDataConverter }, history, workflowId),
     ).resolves.toBeUndefined();
   });
 
@@ -39,7 +40,7 @@ describe('replay of recorded histories', () => {
     const scheduled = history.events!.find((e) => e.activityTaskScheduledEventAttributes)!;
     scheduled.activityTaskScheduledEventAttributes!.activityType!.name = 'somethingElse';
     await expect(
-      Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows'), replayName: 'replay-negative' }, history, workflowId),
+      Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows'), replayName: 'replay-negative', dataConverter: testDataConverter }, history, workflowId),
     ).rejects.toBeInstanceOf(DeterminismViolationError);
   });
 });

@@ -5,7 +5,7 @@ import { Worker } from '@temporalio/worker';
 import fc from 'fast-check';
 import type { FailedRunDetails, ProjectionActivities, RunStartedEvent, TransitionEvent } from '../../workflows/runtime/contract';
 import { REDACTED } from '../../workflows/runtime/definition';
-import { timeSkippingEnv } from '../support/temporal-test-env';
+import { testDataConverter, timeSkippingEnv } from '../support/temporal-test-env';
 import { type GeneratedActivities, type GeneratedInput, type MachineSpec, type StepSpec, stateName } from './fixtures/generated';
 
 /**
@@ -86,6 +86,7 @@ describe('state-machine runtime: properties of generated Linear machines', () =>
     env = await timeSkippingEnv();
     worker = await Worker.create({
       connection: env.nativeConnection,
+      dataConverter: testDataConverter,
       taskQueue: TASK_QUEUE,
       workflowsPath: require.resolve('./fixtures/generated'),
       activities,

@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { type FailedRunDetails, PROJECTION_REJECTED, type ProjectionActivities, type RunStartedEvent, type TransitionEvent } from '../../workflows/runtime/contract';
-import { timeSkippingEnv } from '../support/temporal-test-env';
+import { testDataConverter, timeSkippingEnv } from '../support/temporal-test-env';
 import type { ProbeActivities } from './fixtures/machines';
 
 /**
@@ -48,6 +48,7 @@ describe('state-machine runtime', () => {
     env = await timeSkippingEnv();
     worker = await Worker.create({
       connection: env.nativeConnection,
+      dataConverter: testDataConverter,
       taskQueue: 'runtime-test',
       workflowsPath: require.resolve('./fixtures/machines'),
       activities: { ...projection, ...probeActivities },

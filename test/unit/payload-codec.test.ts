@@ -9,6 +9,7 @@ import {
   PayloadDecryptionError,
 } from '../../activities/payload-codec';
 import { SecretBox } from '../../activities/secret-box';
+import { VERIFIED_ORGANIZATION_METADATA } from '../../workflows/runtime/organization-binding';
 import { SchemaValidationPipe } from '../../src/common/validation';
 import { payloadsBody, payloadsFromJson, payloadsToJson } from '../../src/temporal-codec/payload-json';
 
@@ -17,15 +18,23 @@ const text = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).
 const toPayload = (value: unknown) => defaultPayloadConverter.toPayload(value) as Payload;
 const input = { organization_uuid: 'org_1', initial_data: { base_url: 'https://h/api', api_token: SECRET } };
 
-describe('EncryptionCodec', () => {
+const platformKeyId = (master: Buffer) => SecretBox.derive(master, 'temporal-payloads').keyId;
+const withoutVerified = (p: Payload): Payload => {
+  const { [VERIFIED_ORGANIZATION_METADATA]: _verified, ...metadata } = p.metadata ?? {};
+  return { ...p, metadata };
+};
+
+/** Without a serialization context the master-key codec writes platform payloads: the format before organizations were bound. */
+describe('EncryptionCodec (platform payloads)', () => {
   const master = randomBytes(32);
   const codec = EncryptionCodec.fromMasterKey(master);
+  const keyId = platformKeyId(master);
 
   it('round-trips payloads whole: metadata, data and the original encoding come back identical', async () => {
     const originals = [toPayload(input), toPayload(null), toPayload(new Uint8Array([0, 1, 2, 255])), toPayload('')];
     const encoded = await codec.encode(originals);
     expect(encoded).toHaveLength(originals.length);
-    const decoded = await codec.decode(encoded);
+    const decoded = (await codec.decode(encoded)).map(withoutVerified);
     expect(decoded.map((p) => temporal.api.common.v1.Payload.toObject(temporal.api.common.v1.Payload.create(p)))).toEqual(
       originals.map((p) => temporal.api.common.v1.Payload.toObject(temporal.api.common.v1.Payload.create(p))),
     );
@@ -36,8 +45,7 @@ describe('EncryptionCodec', () => {
     const [encoded] = await codec.encode([toPayload(input)]);
     expect(Object.keys(encoded.metadata!).sort()).toEqual(['encoding', KEY_ID_METADATA]);
     expect(text(encoded.metadata!.encoding)).toBe(ENCRYPTED_ENCODING);
-    expect(text(encoded.metadata![KEY_ID_METADATA])).toBe(SecretBox.derive(master, 'temporal-payloads').keyId);
-    expect(text(encoded.metadata![KEY_ID_METADATA])).toBe(codec.keyId);
+    expect(text(encoded.metadata![KEY_ID_METADATA])).toBe(keyId);
     const raw = Buffer.from(encoded.data!);
     for (const needle of [SECRET, 'json/plain', 'api_token', 'org_1']) {
       expect(raw.includes(needle)).toBe(false);
@@ -85,7 +93,7 @@ describe('EncryptionCodec', () => {
     const err = await codec.decode([encoded]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PayloadDecryptionError);
     expect(err).toMatchObject({ reason: 'unknown_key_id' });
-    expect((err as Error).message).toContain(other.keyId);
+    expect((err as Error).message).toContain(text(encoded.metadata![KEY_ID_METADATA]));
     expect((err as Error).message).toContain('ENGINE_SECRET_KEY');
     expect((err as Error).message).not.toContain(SECRET);
   });
@@ -93,7 +101,7 @@ describe('EncryptionCodec', () => {
   it('a key id swapped to the right key still fails authentication (metadata is not trusted)', async () => {
     const other = EncryptionCodec.fromMasterKey(randomBytes(32));
     const [encoded] = await other.encode([toPayload(input)]);
-    const relabelled = { metadata: { ...encoded.metadata, [KEY_ID_METADATA]: Buffer.from(codec.keyId) }, data: encoded.data };
+    const relabelled = { metadata: { ...encoded.metadata, [KEY_ID_METADATA]: Buffer.from(keyId) }, data: encoded.data };
     await expect(codec.decode([relabelled])).rejects.toMatchObject({ reason: 'authentication_failed' });
   });
 
@@ -110,12 +118,13 @@ describe('EncryptionCodec', () => {
     const rotated = EncryptionCodec.fromMasterKey(master, [oldMaster]);
     expect(defaultPayloadConverter.fromPayload((await rotated.decode([old]))[0])).toEqual(input);
     const [fresh] = await rotated.encode([toPayload(input)]);
-    expect(text(fresh.metadata![KEY_ID_METADATA])).toBe(codec.keyId);
+    expect(text(fresh.metadata![KEY_ID_METADATA])).toBe(keyId);
   });
 
-  it('createDataConverter gives one codec on the master key', async () => {
+  it('createDataConverter gives one codec on the master key and the payload converter that carries the verified organization', async () => {
     const converter = createDataConverter(master);
     expect(converter.payloadCodecs).toHaveLength(1);
+    expect(converter.payloadConverterPath).toBe(require.resolve('../../workflows/payload-converter'));
     const [encoded] = await converter.payloadCodecs![0].encode([toPayload(input)]);
     expect(defaultPayloadConverter.fromPayload((await codec.decode([encoded]))[0])).toEqual(input);
   });
@@ -129,7 +138,7 @@ describe('codec endpoint JSON (protobuf JSON: bytes as base64)', () => {
     expect(json.payloads[0].metadata.encoding).toBe(Buffer.from(ENCRYPTED_ENCODING).toString('base64'));
     expect(JSON.stringify(json)).not.toContain(SECRET);
     const [back] = payloadsFromJson(JSON.parse(JSON.stringify(json)));
-    const [decoded] = await codec.decode([back]);
+    const [decoded] = (await codec.decode([back])).map(withoutVerified);
     expect(payloadsToJson([decoded]).payloads[0]).toEqual({
       metadata: { encoding: Buffer.from('json/plain').toString('base64') },
       data: Buffer.from(JSON.stringify(input)).toString('base64'),

@@ -16,6 +16,7 @@ import { findTransition, initialState, type RunData, type StepContext, type Work
 import { classifyFailure, type ClassifiedFailure, projectionRejection, StepFailure } from './failure';
 import { fieldProblems } from './field-problems';
 import { findNul, findUnstorableText, NUL_MESSAGE } from './storable-text';
+import { ORGANIZATION_MISMATCH, organizationRefusal } from './organization-binding';
 import { redact } from './redact';
 
 // The projection must eventually succeed, so it retries without limit: a Postgres
@@ -28,6 +29,7 @@ const projection = proxyLocalActivities<ProjectionActivities>({
 
 const PATCH_STATE_ATTRIBUTE_ON_CHANGE = 'engine-state-attribute-on-change';
 const PATCH_WELL_FORMED_INPUT = 'engine-well-formed-input';
+const PATCH_ORGANIZATION_BINDING = 'engine-organization-binding';
 
 /** Past this many history events a waiting run continues as new, keeping histories bounded. */
 const CONTINUE_AS_NEW_AFTER_EVENTS = 2_000;
@@ -64,6 +66,12 @@ class Machine {
   }
 
   async run(): Promise<RunData> {
+    // Before anything is tagged, projected or called: a run may act only for the organization
+    // its input was encrypted for. Executions recorded before this check replay without it.
+    if (patched(PATCH_ORGANIZATION_BINDING)) {
+      const refusal = organizationRefusal(this.input);
+      if (refusal) throw ApplicationFailure.nonRetryable(refusal, ORGANIZATION_MISMATCH);
+    }
     const resume = this.input.resume;
     this.tagExecution();
     if (resume?.reason !== 'continue') {
