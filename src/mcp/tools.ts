@@ -112,10 +112,9 @@ export function createMcpServer(api: RunApiClient): McpServer {
           ? await api.get(`${typeUrl(workflow_type)}/prerequisites`)
           : undefined,
       });
-      const required = (answer.input_schema.required as string[] | undefined) ?? [];
       const summary = [
         `${workflow_type} (${answer.definition.kind}): ${answer.definition.description}`,
-        `initial_data requires: ${required.length ? required.join(', ') : 'nothing'}; see input_schema for every field.`,
+        `initial_data requires: ${requiredFields(answer.input_schema)}; see input_schema for every field.`,
         `States: ${answer.definition.states.map((s) => s.name).join(', ')}.`,
         ...(answer.prerequisites ? [`Prerequisites: ${answer.prerequisites.steps.join(' ')}`] : []),
       ];
@@ -278,4 +277,15 @@ export function createMcpServer(api: RunApiClient): McpServer {
   );
 
   return server;
+}
+
+/** The fields an input must carry, in words: `required`, plus one of each `anyOf` alternative ("base_url or connection_uuid"). */
+function requiredFields(schema: Record<string, unknown>): string {
+  const always = (schema.required as string[] | undefined) ?? [];
+  const alternatives = ((schema.anyOf as Array<{ required?: string[] }> | undefined) ?? [])
+    .map((branch) => branch.required ?? [])
+    .filter((fields) => fields.length);
+  const oneOf = alternatives.length ? [alternatives.map((fields) => fields.join(' and ')).join(' or ')] : [];
+  const all = [...always, ...oneOf];
+  return all.length ? all.join(', ') : 'nothing';
 }

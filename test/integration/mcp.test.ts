@@ -9,6 +9,7 @@ import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.j
 import { ESIGN_RESOURCES, ESIGN_VALID_TOKEN } from '../doubles/esign-double';
 import { api, esignCalls, stackEnv, uniqueId } from '../support/api';
 import { ExtraApi } from '../support/extra-api';
+import { outboundAllowFor } from '../support/outbound';
 import { freePort, waitFor } from '../support/ports';
 
 /**
@@ -103,7 +104,7 @@ describe.each<TransportName>(['http', 'stdio'])('MCP over %s', (kind) => {
     const schema = await api(`/api/workflows/types/${RESOURCES}/schema`);
     const definition = await api(`/api/workflows/types/${RESOURCES}`);
     expect(result.structuredContent).toEqual({ workflow_type: RESOURCES, ...schema.body, definition: definition.body });
-    expect(text(result)).toContain('initial_data requires: base_url');
+    expect(text(result)).toContain('initial_data requires: base_url or connection_uuid;');
   });
 
   it('get_workflow_schema of a type with prerequisites carries the connection steps', async () => {
@@ -328,6 +329,7 @@ describe('a watch the agent abandons releases its stream', () => {
     ENGINE_SECRET_KEY: process.env.TEST_ENGINE_SECRET_KEY!,
     SSE_MAX_STREAMS_PER_TOKEN: '1',
     ALLOW_HTTP_HOSTS: '127.0.0.1',
+    OUTBOUND_ALLOW: outboundAllowFor(stackEnv.esignUrl),
   });
   let token: string;
   beforeAll(async () => {
