@@ -2,11 +2,10 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import type { Payload } from '@temporalio/common';
 import { createDataConverter, EncryptionCodec } from '../../activities/payload-codec';
 import { dbhostEndpointsList, dbhostOperationsWait, TASK_QUEUE, type EngineWorkflowInput } from '../../workflows';
 import { DBHOST_VALID_TOKEN, type DbhostCall, doubleEndpoints } from '../doubles/dbhost-double';
-import { api, control, readStream, secretLeaks, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
+import { api, control, payloadsIn, readStream, secretLeaks, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
 import { waitFor } from '../support/ports';
 
 /**
@@ -566,14 +565,3 @@ describe('database-host workflow types', () => {
   });
 });
 
-/** Every Payload in a history (inputs, results, failure details, markers…). */
-function payloadsIn(value: unknown, out: Payload[] = []): Payload[] {
-  if (!value || typeof value !== 'object' || value instanceof Uint8Array) return out;
-  const v = value as Record<string, unknown>;
-  if (v.metadata && typeof v.metadata === 'object' && 'encoding' in (v.metadata as object)) {
-    out.push(v as Payload);
-    return out;
-  }
-  for (const child of Object.values(v)) payloadsIn(child, out);
-  return out;
-}

@@ -6,8 +6,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { ESIGN_RESOURCES, ESIGN_VALID_TOKEN } from '../doubles/esign-double';
-import { api, esignCalls, stackEnv, uniqueId } from '../support/api';
+import { ESIGN_RESOURCES } from '../doubles/esign-double';
+import { api, esignCalls, esignDeleteInput, stackEnv, uniqueId } from '../support/api';
 import { ExtraApi } from '../support/extra-api';
 import { outboundAllowFor } from '../support/outbound';
 import { freePort, waitFor } from '../support/ports';
@@ -59,13 +59,6 @@ async function call(client: Client, name: string, args: Record<string, unknown>,
 
 const text = (result: CallToolResult) => result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
 
-const deleteInput = (behaviour: string) => ({
-  base_url: stackEnv.esignUrl,
-  api_token: ESIGN_VALID_TOKEN,
-  accountid: '4711',
-  userid: uniqueId('user'),
-  authorizationid: uniqueId(behaviour),
-});
 
 describe.each<TransportName>(['http', 'stdio'])('MCP over %s', (kind) => {
   let client: Client;
@@ -182,7 +175,7 @@ describe.each<TransportName>(['http', 'stdio'])('MCP over %s', (kind) => {
   });
 
   it('a failing run and its retry: watch returns the failure with a retry hint, retry_workflow re-drives it to completion', async () => {
-    const input = deleteInput('once401'); // the double answers 401 once, then 204
+    const input = esignDeleteInput('once401'); // the double answers 401 once, then 204
     const started = await call(client, 'start_workflow', { workflow_type: DELETE, initial_data: input });
     const id = started.structuredContent!.workflow_id as string;
 
@@ -222,7 +215,7 @@ describe.each<TransportName>(['http', 'stdio'])('MCP over %s', (kind) => {
 
   it('watch_workflow past timeout_seconds: "still running" with the current state', async () => {
     // The double never answers: the run stays in PENDING for the provider call's attempts.
-    const started = await call(client, 'start_workflow', { workflow_type: DELETE, initial_data: deleteInput('hang') });
+    const started = await call(client, 'start_workflow', { workflow_type: DELETE, initial_data: esignDeleteInput('hang') });
     const id = started.structuredContent!.workflow_id as string;
     const t0 = Date.now();
     const result = await call(client, 'watch_workflow', { workflow_id: id, timeout_seconds: 1 });
@@ -356,7 +349,7 @@ describe('a watch the agent abandons releases its stream', () => {
     const started = await fetch(`${extra.url}/api/workflows/start`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ workflow_type: DELETE, initial_data: deleteInput('hang') }),
+      body: JSON.stringify({ workflow_type: DELETE, initial_data: esignDeleteInput('hang') }),
     });
     expect(started.status).toBe(201);
     const id = ((await started.json()) as { workflow_id: string }).workflow_id;

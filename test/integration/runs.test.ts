@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { ESIGN_RESOURCES, ESIGN_VALID_TOKEN } from '../doubles/esign-double';
-import { api, esignCalls, readStream, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
+import { api, esignCalls, esignDeleteInput, readStream, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
 import { ExtraApi } from '../support/extra-api';
 
 // The integration project's `testTimeout` in jest.config.js is not applied (Jest reads it
@@ -28,13 +28,6 @@ const RUN_FIELDS = [
 ].sort();
 
 const resourcesInput = () => ({ base_url: stackEnv.esignUrl });
-const deleteInput = (behaviour: string) => ({
-  base_url: stackEnv.esignUrl,
-  api_token: ESIGN_VALID_TOKEN,
-  accountid: '4711',
-  userid: uniqueId('user'),
-  authorizationid: uniqueId(behaviour),
-});
 const notFoundBody = (id: string) => ({ error: { code: 'not_found', message: `run ${id} not found`, details: null } });
 
 /** The real CLI, against the stack's database, exactly as auth.test.ts runs it. */
@@ -318,11 +311,11 @@ describe('GET /api/workflows', () => {
     org = freshOrg('lister');
     const plan: Array<[string, Record<string, unknown>, string, string]> = [
       [RESOURCES, resourcesInput(), 'COMPLETED', 'COMPLETED'],
-      [DELETE, deleteInput('missing'), 'FAILED', 'FAILED'],
-      [DELETE, deleteInput('hang'), 'RUNNING', 'PENDING'], // stays PENDING ~10 s (timeouts, retries)
+      [DELETE, esignDeleteInput('missing'), 'FAILED', 'FAILED'],
+      [DELETE, esignDeleteInput('hang'), 'RUNNING', 'PENDING'], // stays PENDING ~10 s (timeouts, retries)
       [RESOURCES, resourcesInput(), 'COMPLETED', 'COMPLETED'],
-      [DELETE, deleteInput('ok'), 'COMPLETED', 'COMPLETED'],
-      [DELETE, deleteInput('missing'), 'FAILED', 'FAILED'],
+      [DELETE, esignDeleteInput('ok'), 'COMPLETED', 'COMPLETED'],
+      [DELETE, esignDeleteInput('missing'), 'FAILED', 'FAILED'],
       [RESOURCES, resourcesInput(), 'COMPLETED', 'COMPLETED'],
     ];
     for (const [type, input, status, state] of plan) {
@@ -459,7 +452,7 @@ describe('a NUL character in a path or query parameter', () => {
 describe('GET /api/workflows/{id}', () => {
   it('a running run: the run view without state_data', async () => {
     const before = Date.now();
-    const id = await startRun(DELETE, deleteInput('hang'));
+    const id = await startRun(DELETE, esignDeleteInput('hang'));
     const res = await api(`/api/workflows/${id}`);
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(RUN_FIELDS);
@@ -504,7 +497,7 @@ describe('GET /api/workflows/{id}', () => {
 
 describe('another organization run is a 404, exactly like an unknown id', () => {
   it('GET, history, stream and retry by org B of org A run', async () => {
-    const id = await startRun(DELETE, deleteInput('missing'));
+    const id = await startRun(DELETE, esignDeleteInput('missing'));
     const failed = await waitForTerminal(id);
     expect(failed.status).toBe('FAILED'); // so org A itself could retry it
     const unknown = `wf_${'0'.repeat(10)}${'ab'.repeat(10)}`;
@@ -542,7 +535,7 @@ describe('POST /api/workflows/{id}/retry', () => {
     expect(res.status).toBe(409);
     expect(res.body).toEqual({ error: { code: 'not_failed', message: expect.stringContaining('COMPLETED'), details: null } });
 
-    const running = await startRun(DELETE, deleteInput('hang'));
+    const running = await startRun(DELETE, esignDeleteInput('hang'));
     const res2 = await api(`/api/workflows/${running}/retry`, { method: 'POST' });
     expect(res2.status).toBe(409);
     expect(res2.body.error.code).toBe('not_failed');
@@ -550,7 +543,7 @@ describe('POST /api/workflows/{id}/retry', () => {
   });
 
   it('a FAILED run is re-driven under the same id: attempt 2, history continues, COMPLETED', async () => {
-    const input = deleteInput('once401'); // 401 (non-retryable) on the first call, 204 after
+    const input = esignDeleteInput('once401'); // 401 (non-retryable) on the first call, 204 after
     const id = await startRun(DELETE, input);
     const failed = await waitForTerminal(id);
     expect(failed).toMatchObject({ status: 'FAILED', state_name: 'FAILED', attempt: 1 });
@@ -587,7 +580,7 @@ describe('POST /api/workflows/{id}/retry', () => {
     expect((await listAll(stackEnv.tokenA)).filter((r) => r.workflow_id === id)).toHaveLength(1);
   });
   it('a retry sent the moment the stream reports failed is accepted (the execution may not have closed yet)', async () => {
-    const input = deleteInput('once401');
+    const input = esignDeleteInput('once401');
     const id = await startRun(DELETE, input);
     const stream = await readStream(id);
     expect(stream.events.at(-1)?.event).toBe('failed');

@@ -18,7 +18,7 @@ import { projectRoot } from '../../db/client';
 import { TASK_QUEUE, type EngineWorkflowInput } from '../../workflows';
 import { VERIFIED_ORGANIZATION_METADATA } from '../../workflows/runtime/organization-binding';
 import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
-import { api, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
+import { api, payloadsIn, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
 import { ExtraApi } from '../support/extra-api';
 import { waitFor } from '../support/ports';
 
@@ -245,7 +245,7 @@ describe('payload encryption binds the organization', () => {
     expect((await api(`/api/workflows/${id}`, { token: stackEnv.tokenB })).status).toBe(404);
     expect((await esignPathsCalled()).filter((p) => p.includes(authorizationid))).toHaveLength(1);
 
-    const encrypted = collectPayloads(await rawHistory(id)).filter((p) => text(p.metadata?.encoding) === ENCRYPTED_ENCODING);
+    const encrypted = payloadsIn(await rawHistory(id)).filter((p) => text(p.metadata?.encoding) === ENCRYPTED_ENCODING);
     expect(encrypted.length).toBeGreaterThan(4);
     for (const p of encrypted) expect(text(p.metadata![ORGANIZATION_METADATA])).toBe(stackEnv.orgA);
     // B's key opens none of them.
@@ -393,14 +393,3 @@ describe('payload encryption binds the organization', () => {
   });
 });
 
-/** Every Payload in a history (inputs, results, failures, markers, memo, search attributes, headers). */
-function collectPayloads(value: unknown, out: Payload[] = []): Payload[] {
-  if (!value || typeof value !== 'object' || value instanceof Uint8Array) return out;
-  const v = value as Record<string, unknown>;
-  if (v.metadata && typeof v.metadata === 'object' && 'encoding' in (v.metadata as object)) {
-    out.push(v as Payload);
-    return out;
-  }
-  for (const child of Object.values(v)) collectPayloads(child, out);
-  return out;
-}

@@ -1,4 +1,6 @@
+import type { Payload } from '@temporalio/common';
 import { createParser } from 'eventsource-parser';
+import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
 import { waitFor } from './ports';
 
 /** What global-setup started, read from the environment it exported. */
@@ -163,3 +165,24 @@ export function secretLeaks(secrets: Record<string, string>, places: Array<[stri
 }
 
 export const uniqueId = (prefix: string) => `${prefix}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+
+/** Input of an e-signature delete against the stack's double; `behaviour` picks the double's answer (see esign-double.ts). */
+export const esignDeleteInput = (behaviour: string) => ({
+  base_url: stackEnv.esignUrl,
+  api_token: ESIGN_VALID_TOKEN,
+  accountid: '4711',
+  userid: uniqueId('user'),
+  authorizationid: uniqueId(behaviour),
+});
+
+/** Every Payload in a history (inputs, results, failure details, markers, memo, search attributes, headers). */
+export function payloadsIn(value: unknown, out: Payload[] = []): Payload[] {
+  if (!value || typeof value !== 'object' || value instanceof Uint8Array) return out;
+  const v = value as Record<string, unknown>;
+  if (v.metadata && typeof v.metadata === 'object' && 'encoding' in (v.metadata as object)) {
+    out.push(v as Payload);
+    return out;
+  }
+  for (const child of Object.values(v)) payloadsIn(child, out);
+  return out;
+}
