@@ -8,6 +8,7 @@ import pinoHttp from 'pino-http';
 import { absolutePath as swaggerUiAssets } from 'swagger-ui-dist';
 import { AppModule, type AppDependencies } from './app.module';
 import { bodyParserErrors } from './common/error.filter';
+import { requestRoute } from './common/request-route';
 import { methodNotAllowed } from './common/method-not-allowed';
 import { NestPinoLogger } from './nest-logger';
 import { openApiDocument } from './openapi/document';
@@ -34,7 +35,7 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
       customSuccessObject: (req, _res, line) => withOrganization(req, line),
       customErrorObject: (req, _res, _err, line) => withOrganization(req, line),
       serializers: {
-        req: (req) => ({ method: req.method, url: req.url }),
+        req: (req) => ({ method: req.method, route: requestRoute(req.raw) }),
         res: (res) => ({ statusCode: res.statusCode }),
       },
     }),
