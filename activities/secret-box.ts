@@ -68,7 +68,7 @@ export function loadMasterKey(env: NodeJS.ProcessEnv, dataDir: string, generateI
     throw new Error(`ENGINE_SECRET_KEY is not set and ${file} does not exist (generate one: openssl rand -hex 32)`);
   }
   const key = randomBytes(32);
-  fs.mkdirSync(dataDir, { recursive: true });
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   fs.writeFileSync(file, key.toString('hex') + '\n', { mode: 0o600 });
   return key;
 }

@@ -144,7 +144,7 @@ async function listenPostgres(
 }
 
 async function openPglite(dataDir?: string): Promise<DatabaseHandle> {
-  if (dataDir) fs.mkdirSync(dataDir, { recursive: true });
+  if (dataDir) fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const client = dataDir ? new PGlite(dataDir) : new PGlite();
   await client.waitReady;
   const db = drizzlePglite(client, { schema }) as unknown as Database;

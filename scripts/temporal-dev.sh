@@ -75,7 +75,9 @@ start() {
     log "pid $pid is still starting"
   else
     [[ -x $TEMPORAL ]] || die "$TEMPORAL is missing: run scripts/bootstrap.sh"
-    mkdir -p .data
+    # Its database and log are local state like the rest of .data: the owner's alone.
+    umask 077
+    mkdir -p .data && chmod 700 .data
     local args=(--db-filename .data/temporal.db --ip 127.0.0.1 --port "$PORT" --ui-port "$UI_PORT" --log-level warn
       --ui-codec-endpoint "$CODEC_ENDPOINT")
     local a

@@ -8,13 +8,16 @@ import pinoHttp from 'pino-http';
 import { absolutePath as swaggerUiAssets } from 'swagger-ui-dist';
 import { AppModule, type AppDependencies } from './app.module';
 import { bodyParserErrors } from './common/error.filter';
+import { requestRoute } from './common/request-route';
 import { bodyDepthLimit } from './limits/body-depth';
 import { methodNotAllowed } from './common/method-not-allowed';
 import { NestPinoLogger } from './nest-logger';
 import { openApiDocument } from './openapi/document';
 
-const withOrganization = (req: IncomingMessage, line: object) => ({
+/** Added when the response is done: routing has matched by then (the `req` serializer runs at the request's start). */
+const withRouteAndOrganization = (req: IncomingMessage, line: object) => ({
   ...line,
+  route: requestRoute(req),
   organization_uuid: (req as { principal?: { organization_uuid: string } }).principal?.organization_uuid,
 });
 
@@ -33,10 +36,11 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
       logger: deps.logger,
       // Added to the one line logged per request; customProps would build child loggers for it
       // (three per request), a cost every request pays.
-      customSuccessObject: (req, _res, line) => withOrganization(req, line),
-      customErrorObject: (req, _res, _err, line) => withOrganization(req, line),
+      customSuccessObject: (req, _res, line) => withRouteAndOrganization(req, line),
+      customErrorObject: (req, _res, _err, line) => withRouteAndOrganization(req, line),
       serializers: {
-        req: (req) => ({ method: req.method, url: req.url }),
+        // Never the URL: its path and query may carry tokens or other values.
+        req: (req) => ({ method: req.method }),
         res: (res) => ({ statusCode: res.statusCode }),
       },
     }),

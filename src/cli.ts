@@ -5,6 +5,7 @@ import { openDatabase } from '../db/client';
 import { sendAdminCommand } from './admin/admin-socket';
 import { type AdminCommand, runAdminCommand } from './admin/org-admin';
 import { adminSocketPath, loadConfig, pgliteDir } from './config';
+import { keepDataDirPrivate } from './data-dir';
 
 /**
  * Organization and token administration. With DATABASE_URL it writes to
@@ -13,6 +14,7 @@ import { adminSocketPath, loadConfig, pgliteDir } from './config';
  */
 async function execute(cmd: AdminCommand): Promise<Record<string, unknown>> {
   const config = loadConfig();
+  keepDataDirPrivate(config.dataDir);
   if (!config.databaseUrl) {
     const viaApi = await sendAdminCommand(adminSocketPath(config), cmd);
     if (viaApi) return viaApi;

@@ -34,6 +34,8 @@ export interface AppConfig {
   sseKeepAliveMs: number;
   /** How long a resolved bearer token is trusted without asking the database; 0 asks every time. */
   tokenCacheTtlMs: number;
+  /** SIGTERM: how long in-flight activities may finish before they are cancelled (see shutdown.ts). */
+  shutdownGraceMs: number;
   logLevel: string;
   devBootstrap: boolean;
   limits: LimitsConfig;
@@ -101,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1_048_576, env),
     sseKeepAliveMs: int('SSE_KEEPALIVE_MS', 15_000, env),
     tokenCacheTtlMs: int('TOKEN_CACHE_TTL_MS', 5_000, env),
+    shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 5_000, env),
     logLevel: env.LOG_LEVEL || 'info',
     devBootstrap: env.DEV_BOOTSTRAP === '1',
     limits: loadLimits(env),

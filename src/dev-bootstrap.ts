@@ -15,7 +15,7 @@ export async function ensureDevToken(config: AppConfig, db: Database): Promise<s
     if (await resolveToken(db, token)) return token;
   }
   const created = await createOrganization(db, 'dev');
-  fs.mkdirSync(config.dataDir, { recursive: true });
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   fs.writeFileSync(file, created.token + '\n', { mode: 0o600 });
   return created.token;
 }

@@ -9,8 +9,11 @@ import { openDatabase } from '../db/client';
 import { startAdminSocket } from './admin/admin-socket';
 import { createApi } from './api';
 import { adminSocketPath, loadConfig, pgliteDir } from './config';
+import { loggableError } from './common/loggable-error';
+import { keepDataDirPrivate } from './data-dir';
 import { ensureDevToken } from './dev-bootstrap';
 import { createLogger } from './logger';
+import { shutdownBounds } from './shutdown';
 import { TemporalClients } from './temporal-clients';
 import { temporalTlsOptions } from './temporal-tls';
 import { createWorker } from './worker/worker';
@@ -25,6 +28,7 @@ async function main() {
   const mode = (process.argv[2] ?? 'all') as Mode;
   if (!['all', 'api', 'worker'].includes(mode)) throw new Error(`unknown mode ${mode}: use all, api or worker`);
   const config = loadConfig();
+  keepDataDirPrivate(config.dataDir);
   const logger = createLogger(config.logLevel);
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
@@ -75,18 +79,24 @@ async function main() {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
+    const { exitAfterMs } = shutdownBounds(config.shutdownGraceMs);
+    logger.info({ signal, grace_ms: config.shutdownGraceMs, exit_after_ms: exitAfterMs }, 'shutting down');
+    setTimeout(() => {
+      logger.error({ exit_after_ms: exitAfterMs }, 'shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, exitAfterMs).unref();
     if (worker) {
       worker.shutdown();
-      await workerDone;
+      await workerDone?.catch((err) => logger.warn({ err: loggableError(err) }, 'worker abandoned its tasks at shutdown'));
     }
-    for (const stop of stops) await stop().catch((err) => logger.warn({ err }, 'shutdown step failed'));
+    for (const stop of stops) await stop().catch((err) => logger.warn({ err: loggableError(err) }, 'shutdown step failed'));
     await database.close();
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   workerDone?.catch((err) => {
+    if (stopping) return;
     logger.fatal({ err }, 'worker failed');
     process.exit(1);
   });

@@ -1,12 +1,8 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { DatabaseHandle } from '../../db/client';
 import { ApiError } from '../common/api-error';
-import { CONFIG, DATABASE } from '../common/di';
-import type { AppConfig } from '../config';
-import { resolveToken } from './org-tokens';
 import { IS_PUBLIC, type Principal } from './principal';
-import { TokenCache } from './token-cache';
+import { bearerToken, TokenResolver } from './token-resolver';
 
 const unauthorized = (message: string) =>
   new ApiError(401, 'unauthorized', message, null, { 'WWW-Authenticate': 'Bearer' });
@@ -14,15 +10,10 @@ const unauthorized = (message: string) =>
 /** Resolves the bearer token to its organization on every request; the caller never names it. */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  private readonly tokens: TokenCache;
-
   constructor(
     private readonly reflector: Reflector,
-    @Inject(DATABASE) private readonly database: DatabaseHandle,
-    @Inject(CONFIG) config: AppConfig,
-  ) {
-    this.tokens = new TokenCache(config.tokenCacheTtlMs);
-  }
+    private readonly tokens: TokenResolver,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]);
@@ -30,9 +21,9 @@ export class AuthGuard implements CanActivate {
     const req = context.switchToHttp().getRequest();
     const header: string | undefined = req.headers.authorization;
     if (!header) throw unauthorized('missing bearer token');
-    const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(header);
-    if (!match) throw unauthorized('malformed Authorization header: expected "Bearer <token>"');
-    const member = await this.tokens.resolve(match[1], (token) => resolveToken(this.database.db, token));
+    const token = bearerToken(header);
+    if (!token) throw unauthorized('malformed Authorization header: expected "Bearer <token>"');
+    const member = (await this.tokens.resolve(token))?.member;
     if (!member) throw unauthorized('unknown or revoked token');
     const principal: Principal = {
       user_id: member.token_id,

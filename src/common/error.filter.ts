@@ -2,6 +2,8 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Inject 
 import type { Request, Response } from 'express';
 import { ApiError } from './api-error';
 import { LOGGER } from './di';
+import { loggableError } from './loggable-error';
+import { requestRoute } from './request-route';
 import { isDatabaseUnavailable, isTemporalUnavailable } from './unavailable';
 import type { Logger } from '../logger';
 
@@ -58,7 +60,7 @@ export class ErrorFilter implements ExceptionFilter {
     const res = host.switchToHttp().getResponse<Response>();
     const req = host.switchToHttp().getRequest<Request>();
     const { status, code, message, details, headers } = this.describe(exception);
-    if (status >= 500) this.log.error({ err: exception, method: req.method, path: req.path }, 'request failed');
+    if (status >= 500) this.log.error({ err: loggableError(exception), method: req.method, route: requestRoute(req) }, 'request failed');
     if (res.headersSent) {
       res.end();
       return;

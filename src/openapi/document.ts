@@ -103,13 +103,13 @@ const streamEvent = {
   type: 'object',
   required: ['event', 'data'],
   properties: {
-    event: { enum: ['transition', 'completed', 'failed'] },
+    event: { enum: ['transition', 'completed', 'failed', 'revoked'] },
     id: { type: 'string', pattern: '^[0-9]+$' },
     data: {
       type: 'string',
       contentMediaType: 'application/json',
       description:
-        'transition: {seq, from, to, action, at}; completed: {workflow_id, state_name, state_data}; failed: {workflow_id, state_name, error, state_data}',
+        'transition: {seq, from, to, action, at}; completed: {workflow_id, state_name, state_data}; failed: {workflow_id, state_name, error, state_data}; revoked (the token was revoked; the server closes): {error}',
     },
   },
 };
@@ -289,7 +289,7 @@ export function buildOpenApiDocument() {
         get: {
           operationId: 'streamRun',
           summary: 'Server-Sent Events: history, live transitions, then completed or failed',
-          parameters: [idParam, { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } }],
+          parameters: [idParam, { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', pattern: '^[0-9]*$' } }],
           responses: {
             '200': { description: 'event stream; the server closes it after completed or failed', content: { 'text/event-stream': { schema: streamEvent } } },
             ...errors(404, 422),

@@ -1,10 +1,13 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { createSession } from 'better-sse';
 import type { Request, Response } from 'express';
 import type { Principal } from '../auth/principal';
+import { bearerToken, TokenResolver } from '../auth/token-resolver';
+import { watchToken } from '../auth/token-watch';
 import { ApiError } from '../common/api-error';
 import { CONFIG } from '../common/di';
 import type { AppConfig } from '../config';
+import { LAST_EVENT_ID, parseLastEventId } from './last-event-id';
 import { runView, transitionView } from './run-views';
 import { RunsService } from './runs.service';
 import { type RunSubscriber, TransitionBus } from './transition-bus.service';
@@ -24,19 +27,28 @@ const FAILURE_FIELDS = [
 /**
  * GET /workflows/{id}/stream: the history after Last-Event-ID, then live
  * transitions (SSE id = seq), then `completed` or `failed`, then the server closes.
+ * A stream whose token is revoked gets `revoked` and is closed; at shutdown every stream is
+ * closed without an event (the client resumes with Last-Event-ID on another process).
  */
 @Injectable()
-export class RunStreamService {
+export class RunStreamService implements OnModuleDestroy {
   /** Open streams per token in this API process. */
   private readonly open = new Map<string, number>();
+  private readonly responses = new Set<Response>();
 
   constructor(
     private readonly runs: RunsService,
     private readonly bus: TransitionBus,
+    private readonly tokens: TokenResolver,
     @Inject(CONFIG) private readonly config: AppConfig,
   ) {}
 
+  onModuleDestroy() {
+    for (const res of this.responses) res.end();
+  }
+
   async stream(workflowId: string, principal: Principal, req: Request, res: Response): Promise<void> {
+    const after = parseLastEventId(req.get(LAST_EVENT_ID));
     await this.runs.requireRun(workflowId, principal);
     const max = this.config.limits.streamsPerToken;
     const opened = this.open.get(principal.user_id) ?? 0;
@@ -46,15 +58,17 @@ export class RunStreamService {
       });
     }
     this.open.set(principal.user_id, opened + 1);
+    this.responses.add(res);
     res.once('close', () => {
+      this.responses.delete(res);
       const left = (this.open.get(principal.user_id) ?? 1) - 1;
       if (left > 0) this.open.set(principal.user_id, left);
       else this.open.delete(principal.user_id);
     });
-    const session = await createSession(req, res, { keepAlive: this.config.sseKeepAliveMs });
-    const lastEventId = Number.parseInt(session.lastId, 10);
+    // Last-Event-ID is read above, from the header only (better-sse would also take it from the query).
+    const session = await createSession(req, res, { keepAlive: this.config.sseKeepAliveMs, trustClientEventId: false });
     const subscriber: RunSubscriber = {
-      seen: Number.isInteger(lastEventId) && lastEventId > 0 ? lastEventId : 0,
+      seen: after,
       transition: (row) => {
         const { seq, from, to, action, at } = transitionView(row);
         session.push({ seq, from, to, action, at }, 'transition', String(seq));
@@ -66,7 +80,16 @@ export class RunStreamService {
       },
     };
     const unsubscribe = this.bus.subscribe(workflowId, principal.organization_uuid, subscriber);
-    session.on('disconnected', unsubscribe);
+    // Its id is the last seq, as for the end events: a client coming back with another token resumes there.
+    const unwatch = watchToken(this.tokens, bearerToken(req.headers.authorization)!, () => {
+      unsubscribe();
+      session.push({ error: { code: 'unauthorized', message: 'the token was revoked; the stream is closed' } }, 'revoked', String(subscriber.seen));
+      res.end();
+    });
+    session.on('disconnected', () => {
+      unsubscribe();
+      unwatch();
+    });
   }
 
   /** The end event repeats the last seq as its id, so a reconnect after it replays only the end. */

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
 import { CatalogModule } from '../catalog/catalog.module';
 import { RunStreamService } from './run-stream.service';
 import { RunsController } from './runs.controller';
@@ -6,7 +7,7 @@ import { RunsService } from './runs.service';
 import { TransitionBus } from './transition-bus.service';
 
 @Module({
-  imports: [CatalogModule],
+  imports: [AuthModule, CatalogModule],
   controllers: [RunsController],
   providers: [RunsService, RunStreamService, TransitionBus],
 })

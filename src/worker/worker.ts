@@ -11,6 +11,7 @@ import type { DatabaseHandle } from '../../db/client';
 import { TASK_QUEUE } from '../../workflows/constants';
 import type { AppConfig } from '../config';
 import type { Logger } from '../logger';
+import { shutdownBounds } from '../shutdown';
 import { temporalTlsOptions } from '../temporal-tls';
 
 let runtimeInstalled = false;
@@ -92,5 +93,7 @@ export async function createWorker(
     dataConverter,
     activities: workerActivities(config, database, connections),
     interceptors: { workflowModules, activity: [organizationLogAttributes] },
+    shutdownGraceTime: config.shutdownGraceMs,
+    shutdownForceTime: shutdownBounds(config.shutdownGraceMs).workerForceMs,
   });
 }

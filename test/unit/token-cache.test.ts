@@ -85,4 +85,25 @@ describe('token cache (PGlite)', () => {
     await cache.resolve('b', fake);
     expect(lookups).toBe(4);
   });
+
+  it('tells when its answer expires, so an open stream re-checks then', async () => {
+    const cache = new TokenCache(5_000, () => clock);
+    const { token, token_id } = await createToken(database.db, organization, 'watched');
+    expect(await cache.resolveUntil(token, lookup)).toEqual({ member: expect.objectContaining({ token_id }), expiresAt: clock + 5_000 });
+    clock += 1_000;
+    expect((await cache.resolveUntil(token, lookup))?.expiresAt).toBe(clock + 4_000);
+    expect((await new TokenCache(0, () => clock).resolveUntil(token, lookup))?.expiresAt).toBe(clock);
+  });
+
+  it('asks the database once for concurrent resolutions of one expired token (many streams re-checking together)', async () => {
+    const cache = new TokenCache(5_000, () => clock);
+    const { token, token_id } = await createToken(database.db, organization, 'together');
+    const answers = await Promise.all(Array.from({ length: 50 }, () => cache.resolve(token, lookup)));
+    expect(answers.every((a) => a?.token_id === token_id)).toBe(true);
+    expect(lookups).toBe(1);
+    await revokeToken(database.db, token_id);
+    clock += 5_000;
+    expect(await Promise.all(Array.from({ length: 50 }, () => cache.resolve(token, lookup)))).toEqual(Array(50).fill(undefined));
+    expect(lookups).toBe(2);
+  });
 });
