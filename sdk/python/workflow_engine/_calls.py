@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
@@ -38,7 +38,8 @@ class Call(Generic[T]):
     path: str
     parse: Callable[[Any], T]
     params: Mapping[str, str] | None = None
-    body: Any = None
+    # Kept out of repr: a body may carry secrets (connection secrets, api_token) into a traceback.
+    body: Any = field(default=None, repr=False)
     headers: Mapping[str, str] | None = None
     # Only a call that may be repeated without effect is retried on 429/503 or a dropped connection.
     idempotent: bool = True
