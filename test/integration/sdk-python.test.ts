@@ -50,7 +50,7 @@ afterAll(() => limited.stop());
 
 function pytest(module: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', `tests/${module}`], { cwd: SDK, env });
+    const child = spawn(PYTHON, ['-m', 'pytest', '-q', '--tb=short', '-p', 'no:cacheprovider', `tests/${module}`], { cwd: SDK, env });
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));

@@ -52,11 +52,13 @@ def test_me_and_plugins_sync(client: WorkflowEngine) -> None:
     me = client.me()
     assert me.organization_uuid.startswith("org_")
     assert {p.name for p in client.plugins.list()} >= {"esign", "dbhost"}
+    assert client.health().status == "ok"
 
 
 async def test_me_and_plugins_async(aclient: AsyncWorkflowEngine) -> None:
     assert (await aclient.me()).organization_uuid.startswith("org_")
     assert {p.name for p in await aclient.plugins.list()} >= {"esign", "dbhost"}
+    assert (await aclient.health()).database == "ok"
 
 
 def test_connections_sync(client: WorkflowEngine, stack: Stack) -> None:

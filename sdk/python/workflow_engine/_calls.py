@@ -63,6 +63,10 @@ def me() -> Call[m.Me]:
     return Call("GET", "/api/auth/me", _model(m.Me))
 
 
+def health() -> Call[m.Health]:
+    return Call("GET", "/api/health", _model(m.Health))
+
+
 def list_types(prefix: str | None) -> Call[m.TypeList]:
     return Call("GET", "/api/workflows/types", _model(m.TypeList), params={"prefix": prefix} if prefix else None)
 

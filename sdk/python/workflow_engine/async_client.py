@@ -368,6 +368,10 @@ class AsyncWorkflowEngine:
         """Who the token is."""
         return await self._t.call(c.me())
 
+    async def health(self) -> m.Health:
+        """The health of the API, Temporal and the database (a 503 raises ServiceUnavailableError)."""
+        return await self._t.call(c.health())
+
     async def aclose(self) -> None:
         """Close the connection pool."""
         await self._t.http.aclose()

@@ -364,6 +364,10 @@ class WorkflowEngine:
         """Who the token is."""
         return self._t.call(c.me())
 
+    def health(self) -> m.Health:
+        """The health of the API, Temporal and the database (a 503 raises ServiceUnavailableError)."""
+        return self._t.call(c.health())
+
     def close(self) -> None:
         """Close the connection pool."""
         self._t.http.close()

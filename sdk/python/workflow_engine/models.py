@@ -24,6 +24,14 @@ class Me(_Model):
     principal_type: str
 
 
+class Health(_Model):
+    """The health of the API and its dependencies."""
+
+    status: str
+    temporal: str
+    database: str
+
+
 class TypeSummary(_Model):
     """One entry of the catalog."""
 
