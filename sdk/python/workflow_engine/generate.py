@@ -124,7 +124,9 @@ def generate_bindings(client: WorkflowEngine, prefix: str | None = None) -> dict
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(prog="python -m workflow_engine.generate", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m workflow_engine.generate", description=(__doc__ or "").split("\n")[0]
+    )
     parser.add_argument("--url", required=True, help="the service's root, e.g. http://127.0.0.1:3000")
     parser.add_argument("--token", default=os.environ.get("WORKFLOW_ENGINE_TOKEN"), help="bearer token")
     parser.add_argument("--out", required=True, type=Path, help="directory to write the modules into")
@@ -135,8 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     with WorkflowEngine(args.url, args.token) as client:
         files = generate_bindings(client, args.prefix)
     args.out.mkdir(parents=True, exist_ok=True)
+    # A type removed from the catalog loses its module; a file this generator did not write stays.
     for stale in args.out.glob("*.py"):
-        if stale.name not in files:
+        if stale.name not in files and stale.read_text().startswith(HEADER):
             stale.unlink()
     for name, text in files.items():
         (args.out / name).write_text(text)
