@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 
@@ -145,3 +147,69 @@ def test_list_follows_next_cursor() -> None:
         {"status": "RUNNING", "limit": "1"},
         {"status": "RUNNING", "limit": "1", "cursor": "c1"},
     ]
+
+
+SCHEDULE = {
+    "schedule_id": "sch_1",
+    "workflow_type": "t",
+    "initial_data": {"api_token": "[redacted]"},
+    "cron": None,
+    "interval_seconds": 60,
+    "timezone": "UTC",
+    "overlap": "skip",
+    "paused": False,
+    "created_at": "2026-01-01T00:00:00.000Z",
+    "next_action_times": ["2026-01-01T00:01:00.000Z"],
+    "recent_runs": [{"workflow_id": "wf_1", "started_at": "2026-01-01T00:00:00.000Z"}],
+}
+
+
+def test_schedule_and_cancel_requests_follow_the_contract_sync() -> None:
+    script = Script(
+        httpx.Response(201, json=SCHEDULE),
+        httpx.Response(200, json={"schedules": [SCHEDULE]}),
+        httpx.Response(200, json={**SCHEDULE, "paused": True}),
+        httpx.Response(202, json={"schedule_id": "sch_1", "triggered": True}),
+        httpx.Response(204),
+        httpx.Response(202, json={"workflow_id": "wf_1", "cancel_requested": True}),
+    )
+    with _sync(script) as engine:
+        created = engine.schedules.create("t", {"api_token": "s3cret"}, interval_seconds=60)
+        assert created.recent_runs[0].workflow_id == "wf_1"
+        assert [s.schedule_id for s in engine.schedules.list()] == ["sch_1"]
+        assert engine.schedules.pause("sch_1").paused is True
+        assert engine.schedules.trigger("sch_1").triggered is True
+        engine.schedules.delete("sch_1")
+        assert engine.workflows.cancel("wf_1").cancel_requested is True
+    assert [(r.method, r.url.path) for r in script.requests] == [
+        ("POST", "/api/schedules"),
+        ("GET", "/api/schedules"),
+        ("POST", "/api/schedules/sch_1/pause"),
+        ("POST", "/api/schedules/sch_1/trigger"),
+        ("DELETE", "/api/schedules/sch_1"),
+        ("POST", "/api/workflows/wf_1/cancel"),
+    ]
+    # Options left out are not sent: the server applies its defaults (timezone UTC, overlap skip).
+    assert json.loads(script.requests[0].content) == {
+        "workflow_type": "t",
+        "initial_data": {"api_token": "s3cret"},
+        "interval_seconds": 60,
+    }
+
+
+async def test_schedule_and_cancel_requests_follow_the_contract_async() -> None:
+    script = Script(
+        httpx.Response(200, json={**SCHEDULE, "paused": False}),
+        httpx.Response(202, json={"workflow_id": "wf_1", "cancel_requested": True}),
+    )
+    async with _async(script) as engine:
+        assert (await engine.schedules.unpause("sch_1")).paused is False
+        assert (await engine.workflows.handle("wf_1").cancel()).workflow_id == "wf_1"
+    assert [r.url.path for r in script.requests] == ["/api/schedules/sch_1/unpause", "/api/workflows/wf_1/cancel"]
+
+
+def test_an_id_cannot_reach_another_route() -> None:
+    script = Script(_error(404, "not_found"))
+    with _sync(script) as engine, pytest.raises(NotFoundError):
+        engine.workflows.get("../schedules/sch_1")
+    assert script.requests[0].url.raw_path == b"/api/workflows/..%2Fschedules%2Fsch_1"
