@@ -14,8 +14,9 @@ async function check(tool: string, args: string[]) {
   try {
     await run(path.join(BIN, tool), args, { cwd: SDK, env: { PATH: process.env.PATH, HOME: process.env.HOME } });
   } catch (err) {
-    const { stdout, stderr } = err as { stdout?: string; stderr?: string };
-    throw new Error(`${tool} ${args.join(' ')} failed:\n${stdout ?? ''}${stderr ?? ''}`);
+    // ENOENT (no sdk/python/.venv: run scripts/bootstrap.sh) carries only a message.
+    const { stdout, stderr, message } = err as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`${tool} ${args.join(' ')} failed: ${message}\n${stdout ?? ''}${stderr ?? ''}`);
   }
 }
 
