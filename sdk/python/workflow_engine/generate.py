@@ -103,8 +103,9 @@ def module_source(workflow_type: str, input_schema: dict[str, Any], output_schem
 
     models = models_source(input_schema, output_schema)
     source = models.rstrip() + "\n" + _CLIENT_IMPORTS + _FUNCTIONS.format(workflow_type=workflow_type)
-    # isort moves the client imports up among the models' own and merges the duplicates.
-    source = isort.code(source, profile="black", float_to_top=True)
+    # isort moves the client imports up among the models' own and merges the duplicates; naming
+    # the first party keeps the output the same whatever directory the generator runs in.
+    source = isort.code(source, profile="black", float_to_top=True, known_first_party=["workflow_engine"])
     return black.format_str(source, mode=black.Mode())
 
 
