@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
 import pytest
@@ -19,6 +20,7 @@ from workflow_engine import (
     ServiceUnavailableError,
     ValidationError,
     WorkflowEngine,
+    WorkflowEngineError,
 )
 
 ME = {"user_id": "u", "organization_uuid": "org_x", "username": "n", "token_type": "member", "principal_type": "user"}
@@ -213,3 +215,41 @@ def test_an_id_cannot_reach_another_route() -> None:
     with _sync(script) as engine, pytest.raises(NotFoundError):
         engine.workflows.get("../schedules/sch_1")
     assert script.requests[0].url.raw_path == b"/api/workflows/..%2Fschedules%2Fsch_1"
+
+
+Event = tuple[str, int, dict[str, Any]]
+
+
+def _sse(*events: Event) -> httpx.Response:
+    text = "".join(f"event: {name}\nid: {seq}\ndata: {json.dumps(data)}\n\n" for name, seq, data in events)
+    return httpx.Response(200, text=text, headers={"content-type": "text/event-stream"})
+
+
+_T1: Event = ("transition", 1, {"seq": 1, "from": "PENDING", "to": "RUNNING", "action": "a", "at": "t"})
+_T2: Event = ("transition", 2, {"seq": 2, "from": "RUNNING", "to": "COMPLETED", "action": "b", "at": "t"})
+_DONE: Event = ("completed", 2, {"workflow_id": "wf_1", "state_name": "COMPLETED", "state_data": {"ok": True}})
+
+
+def test_a_stream_closed_before_its_end_resumes_after_the_last_event_sync() -> None:
+    script = Script(_sse(_T1), _sse(_T2, _DONE))
+    with _sync(script) as engine:
+        events = list(engine.workflows.stream("wf_1"))
+    assert [e.event for e in events] == ["transition", "transition", "completed"]
+    assert [r.headers.get("last-event-id") for r in script.requests] == [None, "1"]
+
+
+async def test_a_stream_closed_before_its_end_resumes_after_the_last_event_async() -> None:
+    # A server repeating an event it already sent is not passed on twice.
+    script = Script(_sse(_T1), _sse(_T1, _T2, _DONE))
+    async with _async(script) as engine:
+        events = [e async for e in engine.workflows.stream("wf_1")]
+    assert [e.event for e in events] == ["transition", "transition", "completed"]
+    assert script.requests[1].headers["last-event-id"] == "1"
+
+
+def test_a_stream_that_keeps_closing_gives_up_after_max_retries() -> None:
+    script = Script(_sse(_T1), _sse(), _sse())
+    with _sync(script, max_retries=1) as engine, pytest.raises(WorkflowEngineError, match="kept closing"):
+        list(engine.workflows.stream("wf_1"))
+    # The first connection made progress; one retry without any is all max_retries=1 allows.
+    assert len(script.requests) == 2

@@ -14,7 +14,7 @@ from httpx_sse import aconnect_sse
 
 from . import _calls as c
 from . import models as m
-from .errors import APIError, WaitTimeoutError, error_for
+from .errors import APIError, WaitTimeoutError, WorkflowEngineError, error_for
 
 T = TypeVar("T")
 
@@ -100,9 +100,12 @@ class _AsyncTransport:
             except httpx.TransportError:
                 if attempt >= self.max_retries:
                     raise
-                await asyncio.sleep(c.backoff(attempt, None))
-                attempt += 1
-            # A stream closed before its end event is resumed after the last event it delivered.
+            else:
+                # Closed before its end event (an API restart): resumed like a dropped connection.
+                if attempt >= self.max_retries:
+                    raise WorkflowEngineError(f"the stream of {workflow_id} kept closing before the run ended")
+            await asyncio.sleep(c.backoff(attempt, None))
+            attempt += 1
 
 
 class AsyncRunHandle:
