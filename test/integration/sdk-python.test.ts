@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
@@ -8,7 +8,8 @@ import { outboundAllowFor } from '../support/outbound';
 
 /**
  * The Python SDK's pytest suite (sdk/python/tests) against this live stack, one jest test per
- * pytest module. The 429 tests get an extra API allowing two reads a minute per token.
+ * pytest module, as two organizations of its own (so its listings hold only its runs). The 429
+ * tests get an extra API allowing two reads a minute per token.
  */
 
 const SDK = path.resolve(__dirname, '../../sdk/python');
@@ -29,6 +30,15 @@ const limited = new ExtraApi({
 });
 let env: NodeJS.ProcessEnv;
 
+/** A new organization on the stack, through the real CLI. */
+function freshOrgToken(name: string): string {
+  const cliEnv = { ...process.env, PORT: '0' } as NodeJS.ProcessEnv;
+  if (process.env.TEST_DATABASE_URL) cliEnv.DATABASE_URL = process.env.TEST_DATABASE_URL;
+  else cliEnv.DATA_DIR = path.join(process.env.TEST_WORK_DIR!, 'data');
+  const out = execFileSync(process.execPath, ['dist/src/cli.js', 'org', 'create', uniqueId(name), '--json'], { env: cliEnv, encoding: 'utf8' });
+  return JSON.parse(out).token;
+}
+
 beforeAll(async () => {
   await limited.start();
   const tokenFor = () => JSON.parse(limited.cli(['org', 'create', uniqueId('sdk-python-limited'), '--json'])).token as string;
@@ -37,8 +47,8 @@ beforeAll(async () => {
     HOME: process.env.HOME,
     PYTHONDONTWRITEBYTECODE: '1',
     TEST_API_URL: stackEnv.apiUrl,
-    TEST_TOKEN_A: stackEnv.tokenA,
-    TEST_TOKEN_B: stackEnv.tokenB,
+    TEST_TOKEN_A: freshOrgToken('sdk-python'),
+    TEST_TOKEN_B: freshOrgToken('sdk-python-other'),
     TEST_ESIGN_URL: stackEnv.esignUrl,
     TEST_ESIGN_TOKEN: ESIGN_VALID_TOKEN,
     TEST_LIMITED_API_URL: limited.url,
