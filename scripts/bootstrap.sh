@@ -72,6 +72,22 @@ else
   log ".venv up to date"
 fi
 
+# --- sdk/python/.venv: the Python SDK, its generator and its checkers (make test) --------
+sdk_venv=sdk/python/.venv
+sdk_stamp=$sdk_venv/.bootstrap-pins
+sdk_pins=$(cat sdk/python/requirements-dev.txt sdk/python/pyproject.toml | sha256sum)
+if [[ ! -f $sdk_stamp || $(<"$sdk_stamp") != "$sdk_pins" ]] || ! $sdk_venv/bin/python -c 'import workflow_engine' 2>/dev/null; then
+  # A venv whose interpreter no longer runs cannot be repaired in place.
+  if [[ -d $sdk_venv ]] && ! $sdk_venv/bin/python -c '' 2>/dev/null; then rm -rf "$sdk_venv"; fi
+  [[ -d $sdk_venv ]] || python3 -m venv "$sdk_venv"
+  log "pip install sdk/python (editable) and sdk/python/requirements-dev.txt"
+  $sdk_venv/bin/python -m pip install --quiet --disable-pip-version-check -r sdk/python/requirements-dev.txt >&2
+  $sdk_venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e sdk/python >&2
+  printf '%s\n' "$sdk_pins" >"$sdk_stamp"
+else
+  log "sdk/python/.venv up to date"
+fi
+
 use_pinned_node
 (($(node_major) >= NODE_MAJOR)) || die "node $(node --version 2>/dev/null || echo missing) is older than $NODE_MAJOR"
 command -v npm >/dev/null || die "npm is not installed"

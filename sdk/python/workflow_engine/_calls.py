@@ -1,0 +1,219 @@
+"""What each API operation sends and how its answer is read, shared by the sync and async clients."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+from urllib.parse import quote
+
+from httpx_sse import ServerSentEvent
+from pydantic import TypeAdapter
+
+from . import models as m
+from .errors import WorkflowFailedError
+
+T = TypeVar("T")
+
+# The state_data fields a failed run carries (the stream's `failed` event repeats them under `error`).
+FAILURE_FIELDS = (
+    "failure_reason",
+    "failure_type",
+    "failed_step",
+    "failed_layer",
+    "failed_at_state",
+    "error",
+    "error_type",
+    "failed_at",
+    "failed_action",
+)
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One request and the parser of its answer."""
+
+    method: str
+    path: str
+    parse: Callable[[Any], T]
+    params: Mapping[str, str] | None = None
+    # Kept out of repr: a body may carry secrets (connection secrets, api_token) into a traceback.
+    body: Any = field(default=None, repr=False)
+    headers: Mapping[str, str] | None = None
+    # Only a call that may be repeated without effect is retried on 429/503 or a dropped connection.
+    idempotent: bool = True
+
+
+def seg(value: str) -> str:
+    """A path segment, escaped so an id can never reach another route."""
+    return quote(value, safe="")
+
+
+def _model(cls: type[T]) -> Callable[[Any], T]:
+    adapter: TypeAdapter[T] = TypeAdapter(cls)
+    return adapter.validate_python
+
+
+def _nothing(_: Any) -> None:
+    return None
+
+
+def me() -> Call[m.Me]:
+    return Call("GET", "/api/auth/me", _model(m.Me))
+
+
+def health() -> Call[m.Health]:
+    return Call("GET", "/api/health", _model(m.Health))
+
+
+def list_types(prefix: str | None) -> Call[m.TypeList]:
+    return Call("GET", "/api/workflows/types", _model(m.TypeList), params={"prefix": prefix} if prefix else None)
+
+
+def get_definition(workflow_type: str) -> Call[m.Definition]:
+    return Call("GET", f"/api/workflows/types/{seg(workflow_type)}", _model(m.Definition))
+
+
+def get_schema(workflow_type: str) -> Call[m.TypeSchema]:
+    return Call("GET", f"/api/workflows/types/{seg(workflow_type)}/schema", _model(m.TypeSchema))
+
+
+def get_prerequisites(workflow_type: str) -> Call[m.Prerequisites]:
+    return Call("GET", f"/api/workflows/types/{seg(workflow_type)}/prerequisites", _model(m.Prerequisites))
+
+
+def start(workflow_type: str, initial_data: Mapping[str, Any], idempotency_key: str | None) -> Call[m.StartResult]:
+    return Call(
+        "POST",
+        "/api/workflows/start",
+        _model(m.StartResult),
+        body={"workflow_type": workflow_type, "initial_data": dict(initial_data)},
+        headers={"Idempotency-Key": idempotency_key} if idempotency_key else None,
+        # The server replays a start with the same key instead of starting a second run.
+        idempotent=idempotency_key is not None,
+    )
+
+
+def get_run(workflow_id: str) -> Call[m.Run]:
+    return Call("GET", f"/api/workflows/{seg(workflow_id)}", _model(m.Run))
+
+
+def list_runs(filters: Mapping[str, str | int | None], cursor: str | None) -> Call[m.RunPage]:
+    params = {k: str(v) for k, v in filters.items() if v is not None}
+    if cursor:
+        params["cursor"] = cursor
+    return Call("GET", "/api/workflows", _model(m.RunPage), params=params)
+
+
+def history(workflow_id: str) -> Call[m.History]:
+    return Call("GET", f"/api/workflows/{seg(workflow_id)}/history", _model(m.History))
+
+
+def retry(workflow_id: str) -> Call[m.StartResult]:
+    return Call("POST", f"/api/workflows/{seg(workflow_id)}/retry", _model(m.StartResult), idempotent=False)
+
+
+def cancel(workflow_id: str) -> Call[m.CancelResult]:
+    return Call("POST", f"/api/workflows/{seg(workflow_id)}/cancel", _model(m.CancelResult), idempotent=False)
+
+
+def list_plugins() -> Call[list[m.Plugin]]:
+    return Call("GET", "/api/plugins", lambda body: _model(list[m.Plugin])(body["plugins"]))
+
+
+def list_connections(plugin: str | None) -> Call[list[m.Connection]]:
+    parse = _model(list[m.Connection])
+    return Call(
+        "GET",
+        "/api/connections",
+        lambda body: parse(body["connections"]),
+        params={"plugin": plugin} if plugin else None,
+    )
+
+
+def create_connection(
+    plugin: str, name: str, secrets: Mapping[str, Any], config: Mapping[str, Any] | None
+) -> Call[m.Connection]:
+    body: dict[str, Any] = {"plugin": plugin, "name": name, "secrets": dict(secrets)}
+    if config is not None:
+        body["config"] = dict(config)
+    return Call("POST", "/api/connections", _model(m.Connection), body=body, idempotent=False)
+
+
+def get_connection(connection_uuid: str) -> Call[m.Connection]:
+    return Call("GET", f"/api/connections/{seg(connection_uuid)}", _model(m.Connection))
+
+
+def update_connection(connection_uuid: str, changes: Mapping[str, Any]) -> Call[m.Connection]:
+    body = {k: v for k, v in changes.items() if v is not None}
+    return Call("PATCH", f"/api/connections/{seg(connection_uuid)}", _model(m.Connection), body=body)
+
+
+def delete_connection(connection_uuid: str) -> Call[None]:
+    return Call("DELETE", f"/api/connections/{seg(connection_uuid)}", _nothing)
+
+
+def create_schedule(
+    workflow_type: str, initial_data: Mapping[str, Any], options: Mapping[str, Any]
+) -> Call[m.Schedule]:
+    body = {"workflow_type": workflow_type, "initial_data": dict(initial_data)}
+    body.update({k: v for k, v in options.items() if v is not None})
+    return Call("POST", "/api/schedules", _model(m.Schedule), body=body, idempotent=False)
+
+
+def list_schedules() -> Call[list[m.Schedule]]:
+    parse = _model(list[m.Schedule])
+    return Call("GET", "/api/schedules", lambda body: parse(body["schedules"]))
+
+
+def get_schedule(schedule_id: str) -> Call[m.Schedule]:
+    return Call("GET", f"/api/schedules/{seg(schedule_id)}", _model(m.Schedule))
+
+
+def delete_schedule(schedule_id: str) -> Call[None]:
+    return Call("DELETE", f"/api/schedules/{seg(schedule_id)}", _nothing)
+
+
+def pause_schedule(schedule_id: str, paused: bool) -> Call[m.Schedule]:
+    action = "pause" if paused else "unpause"
+    return Call("POST", f"/api/schedules/{seg(schedule_id)}/{action}", _model(m.Schedule))
+
+
+def trigger_schedule(schedule_id: str) -> Call[m.TriggerResult]:
+    return Call("POST", f"/api/schedules/{seg(schedule_id)}/trigger", _model(m.TriggerResult), idempotent=False)
+
+
+def stream_path(workflow_id: str) -> str:
+    """The run's Server-Sent Events route."""
+    return f"/api/workflows/{seg(workflow_id)}/stream"
+
+
+_EVENTS: dict[str, Callable[[Any], m.RunEvent]] = {
+    "transition": _model(m.TransitionEvent),
+    "completed": _model(m.CompletedEvent),
+    "failed": _model(m.FailedEvent),
+}
+
+
+def parse_event(sse: ServerSentEvent) -> m.RunEvent | None:
+    """A typed event, or None for an event type this client does not know."""
+    parse = _EVENTS.get(sse.event)
+    return parse(json.loads(sse.data)) if parse else None
+
+
+def outcome(run: m.Run) -> dict[str, Any]:
+    """The state_data of a terminal run, or the WorkflowFailedError of a run that did not succeed."""
+    data = run.state_data or {}
+    if run.status == "COMPLETED":
+        return data
+    fields = {k: data[k] for k in FAILURE_FIELDS if k in data}
+    default = "run cancelled" if run.status == "CANCELLED" else "run failed"
+    raise WorkflowFailedError(run.workflow_id, str(data.get("failure_reason", default)), fields, data)
+
+
+def backoff(attempt: int, retry_after: float | None) -> float:
+    """Seconds before the next attempt: the server's Retry-After, else exponential from 0.5 s up to 8 s."""
+    if retry_after is not None:
+        return retry_after
+    return float(min(8.0, 0.5 * 2**attempt))

@@ -1,0 +1,384 @@
+"""The synchronous client."""
+
+from __future__ import annotations
+
+import builtins
+import time
+from collections.abc import Iterator, Mapping
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+from httpx_sse import connect_sse
+
+from . import _calls as c
+from . import models as m
+from .errors import APIError, WaitTimeoutError, WorkflowEngineError, error_for
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_RETRIES = 3
+# A stream is silent between transitions except for the server's keep-alive comments.
+STREAM_READ_TIMEOUT = 90.0
+
+
+class _Transport:
+    def __init__(
+        self, base_url: str, token: str, timeout: float, max_retries: int, transport: httpx.BaseTransport | None
+    ):
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.http = httpx.Client(
+            base_url=base_url.rstrip("/"),
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=timeout,
+            transport=transport,
+        )
+
+    def call(self, call: c.Call[T]) -> T:
+        attempt = 0
+        while True:
+            try:
+                response = self.http.request(
+                    call.method, call.path, params=call.params, json=call.body, headers=call.headers
+                )
+            except httpx.TransportError:
+                if not call.idempotent or attempt >= self.max_retries:
+                    raise
+                time.sleep(c.backoff(attempt, None))
+                attempt += 1
+                continue
+            if response.is_success:
+                return call.parse(response.json() if response.content else None)
+            error = error_for(response)
+            if not self._retryable(call.idempotent, error, attempt):
+                raise error
+            time.sleep(c.backoff(attempt, error.retry_after))
+            attempt += 1
+
+    def _retryable(self, idempotent: bool, error: APIError, attempt: int) -> bool:
+        return idempotent and error.status in (429, 503) and attempt < self.max_retries
+
+    def events(self, workflow_id: str) -> Iterator[m.RunEvent]:
+        last_id: str | None = None
+        last_seq = 0
+        attempt = 0
+        timeout = httpx.Timeout(self.timeout, read=STREAM_READ_TIMEOUT)
+        while True:
+            headers = {"Accept": "text/event-stream"}
+            if last_id is not None:
+                headers["Last-Event-ID"] = last_id
+            try:
+                with connect_sse(
+                    self.http, "GET", c.stream_path(workflow_id), headers=headers, timeout=timeout
+                ) as source:
+                    if not source.response.is_success:
+                        source.response.read()
+                        error = error_for(source.response)
+                        if not self._retryable(True, error, attempt):
+                            raise error
+                        time.sleep(c.backoff(attempt, error.retry_after))
+                        attempt += 1
+                        continue
+                    for sse in source.iter_sse():
+                        event = c.parse_event(sse)
+                        if event is None:
+                            continue
+                        attempt = 0
+                        if sse.id:
+                            last_id = sse.id
+                        if isinstance(event, m.TransitionEvent):
+                            # Resuming from Last-Event-ID never repeats one; this guards a server that would.
+                            if event.seq <= last_seq:
+                                continue
+                            last_seq = event.seq
+                        yield event
+                        if not isinstance(event, m.TransitionEvent):
+                            return
+            except httpx.TransportError:
+                if attempt >= self.max_retries:
+                    raise
+            else:
+                # Closed before its end event (an API restart): resumed like a dropped connection.
+                if attempt >= self.max_retries:
+                    raise WorkflowEngineError(f"the stream of {workflow_id} kept closing before the run ended")
+            time.sleep(c.backoff(attempt, None))
+            attempt += 1
+
+
+class RunHandle:
+    """A run: read it, follow its events, wait for its end, retry or cancel it."""
+
+    def __init__(self, transport: _Transport, workflow_id: str, started: m.StartResult | None = None):
+        self._t = transport
+        self.workflow_id = workflow_id
+        self.started = started
+
+    def __repr__(self) -> str:
+        return f"RunHandle({self.workflow_id!r})"
+
+    def get(self) -> m.Run:
+        """The run as it is now."""
+        return self._t.call(c.get_run(self.workflow_id))
+
+    def history(self) -> m.History:
+        """Every transition so far."""
+        return self._t.call(c.history(self.workflow_id))
+
+    def events(self) -> Iterator[m.RunEvent]:
+        """Transitions, then the `completed` or `failed` event; a dropped connection resumes where it stopped."""
+        return self._t.events(self.workflow_id)
+
+    def wait(self, timeout: float | None = None, poll_interval: float = 0.25) -> dict[str, Any]:
+        """The terminal state_data; raises WorkflowFailedError if the run failed, WaitTimeoutError past `timeout`."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        interval = poll_interval
+        while True:
+            run = self.get()
+            if run.is_terminal:
+                return c.outcome(run)
+            if deadline is not None and time.monotonic() >= deadline:
+                raise WaitTimeoutError(f"run {self.workflow_id} still {run.state_name} after {timeout} s")
+            pause = interval if deadline is None else max(0.0, min(interval, deadline - time.monotonic()))
+            time.sleep(pause)
+            interval = min(interval * 2, 2.0)
+
+    def retry(self) -> RunHandle:
+        """Re-drive a FAILED or CANCELLED run from its last good state (same id)."""
+        self.started = self._t.call(c.retry(self.workflow_id))
+        return self
+
+    def cancel(self) -> m.CancelResult:
+        """Ask the run to stop; it ends CANCELLED."""
+        return self._t.call(c.cancel(self.workflow_id))
+
+
+class Catalog:
+    """The workflow types and their schemas."""
+
+    def __init__(self, transport: _Transport):
+        self._t = transport
+
+    def list_types(self, prefix: str | None = None) -> m.TypeList:
+        """The types (and namespaces) whose name starts with `prefix`."""
+        return self._t.call(c.list_types(prefix))
+
+    def get_definition(self, workflow_type: str) -> m.Definition:
+        """A type's states and transitions."""
+        return self._t.call(c.get_definition(workflow_type))
+
+    def get_schema(self, workflow_type: str) -> m.TypeSchema:
+        """A type's input and output JSON Schemas."""
+        return self._t.call(c.get_schema(workflow_type))
+
+    def get_prerequisites(self, workflow_type: str) -> m.Prerequisites:
+        """What must be set up before the type can run."""
+        return self._t.call(c.get_prerequisites(workflow_type))
+
+
+class Workflows:
+    """Runs: start, read, list, follow, retry, cancel."""
+
+    def __init__(self, transport: _Transport):
+        self._t = transport
+
+    def handle(self, workflow_id: str) -> RunHandle:
+        """A handle on an existing run (no request is made)."""
+        return RunHandle(self._t, workflow_id)
+
+    def start(
+        self, workflow_type: str, initial_data: Mapping[str, Any], *, idempotency_key: str | None = None
+    ) -> RunHandle:
+        """Start a run; with `idempotency_key`, a repeated call returns the same run."""
+        started = self._t.call(c.start(workflow_type, initial_data, idempotency_key))
+        return RunHandle(self._t, started.workflow_id, started)
+
+    def get(self, workflow_id: str) -> m.Run:
+        """A run."""
+        return self._t.call(c.get_run(workflow_id))
+
+    def list(
+        self,
+        *,
+        workflow_type: str | None = None,
+        status: m.RunStatus | None = None,
+        state_name: str | None = None,
+        schedule_id: str | None = None,
+        page_size: int | None = None,
+    ) -> Iterator[m.Run]:
+        """Every run matching the filters, newest first, fetching page after page as it is iterated."""
+        filters = {
+            "workflow_type": workflow_type,
+            "status": status,
+            "state_name": state_name,
+            "schedule_id": schedule_id,
+            "limit": page_size,
+        }
+        cursor: str | None = None
+        while True:
+            page = self._t.call(c.list_runs(filters, cursor))
+            yield from page.runs
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+    def history(self, workflow_id: str) -> m.History:
+        """Every transition of a run, in order."""
+        return self._t.call(c.history(workflow_id))
+
+    def stream(self, workflow_id: str) -> Iterator[m.RunEvent]:
+        """The run's events (see RunHandle.events)."""
+        return self._t.events(workflow_id)
+
+    def retry(self, workflow_id: str) -> RunHandle:
+        """Re-drive a FAILED or CANCELLED run."""
+        return RunHandle(self._t, workflow_id).retry()
+
+    def cancel(self, workflow_id: str) -> m.CancelResult:
+        """Ask a run to stop."""
+        return self._t.call(c.cancel(workflow_id))
+
+
+class Plugins:
+    """Provider families and their credential fields."""
+
+    def __init__(self, transport: _Transport):
+        self._t = transport
+
+    def list(self) -> builtins.list[m.Plugin]:
+        """Every plugin."""
+        return self._t.call(c.list_plugins())
+
+
+class Connections:
+    """Stored credentials of the organization (secrets are write-only)."""
+
+    def __init__(self, transport: _Transport):
+        self._t = transport
+
+    def create(
+        self, plugin: str, name: str, secrets: Mapping[str, Any], config: Mapping[str, Any] | None = None
+    ) -> m.Connection:
+        """Store a credential for one plugin."""
+        return self._t.call(c.create_connection(plugin, name, secrets, config))
+
+    def list(self, plugin: str | None = None) -> builtins.list[m.Connection]:
+        """The organization's connections, optionally of one plugin."""
+        return self._t.call(c.list_connections(plugin))
+
+    def get(self, connection_uuid: str) -> m.Connection:
+        """A connection."""
+        return self._t.call(c.get_connection(connection_uuid))
+
+    def update(
+        self,
+        connection_uuid: str,
+        *,
+        name: str | None = None,
+        secrets: Mapping[str, Any] | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> m.Connection:
+        """Rename, reconfigure or rotate secrets."""
+        return self._t.call(c.update_connection(connection_uuid, {"name": name, "secrets": secrets, "config": config}))
+
+    def delete(self, connection_uuid: str) -> None:
+        """Delete a connection."""
+        self._t.call(c.delete_connection(connection_uuid))
+
+
+class Schedules:
+    """Runs started on a cron expression or an interval."""
+
+    def __init__(self, transport: _Transport):
+        self._t = transport
+
+    def create(
+        self,
+        workflow_type: str,
+        initial_data: Mapping[str, Any],
+        *,
+        cron: str | None = None,
+        interval_seconds: int | None = None,
+        timezone: str | None = None,
+        overlap: m.Overlap | None = None,
+        paused: bool | None = None,
+    ) -> m.Schedule:
+        """Create a schedule; give exactly one of `cron` and `interval_seconds`."""
+        options = {
+            "cron": cron,
+            "interval_seconds": interval_seconds,
+            "timezone": timezone,
+            "overlap": overlap,
+            "paused": paused,
+        }
+        return self._t.call(c.create_schedule(workflow_type, initial_data, options))
+
+    def list(self) -> builtins.list[m.Schedule]:
+        """The organization's schedules, newest first."""
+        return self._t.call(c.list_schedules())
+
+    def get(self, schedule_id: str) -> m.Schedule:
+        """A schedule."""
+        return self._t.call(c.get_schedule(schedule_id))
+
+    def delete(self, schedule_id: str) -> None:
+        """Delete a schedule."""
+        self._t.call(c.delete_schedule(schedule_id))
+
+    def pause(self, schedule_id: str) -> m.Schedule:
+        """Stop starting runs until unpaused."""
+        return self._t.call(c.pause_schedule(schedule_id, True))
+
+    def unpause(self, schedule_id: str) -> m.Schedule:
+        """Start runs again."""
+        return self._t.call(c.pause_schedule(schedule_id, False))
+
+    def trigger(self, schedule_id: str) -> m.TriggerResult:
+        """Start a run now."""
+        return self._t.call(c.trigger_schedule(schedule_id))
+
+
+class WorkflowEngine:
+    """Synchronous client of the Workflow Engine Service.
+
+    `base_url` is the service's root (``http://127.0.0.1:3000``); idempotent calls are retried up to
+    `max_retries` times on 429 and 503, after the server's Retry-After. `transport` replaces httpx's
+    network transport (a proxy, a mock in tests).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        transport: httpx.BaseTransport | None = None,
+    ):
+        self._t = _Transport(base_url, token, timeout, max_retries, transport)
+        self.catalog = Catalog(self._t)
+        self.workflows = Workflows(self._t)
+        self.plugins = Plugins(self._t)
+        self.connections = Connections(self._t)
+        self.schedules = Schedules(self._t)
+
+    def me(self) -> m.Me:
+        """Who the token is."""
+        return self._t.call(c.me())
+
+    def health(self) -> m.Health:
+        """The health of the API, Temporal and the database (a 503 raises ServiceUnavailableError)."""
+        return self._t.call(c.health())
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._t.http.close()
+
+    def __enter__(self) -> WorkflowEngine:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
