@@ -1,10 +1,10 @@
-import { proxyActivities } from '@temporalio/workflow';
 import { z } from 'zod';
 import type { DbhostActivities } from '../activities/dbhost';
 import { dbhostActivityOptions, dbhostConnection, dbhostPrerequisites, failedAction, providerId } from './dbhost/common';
 import { ANY_STATE, defineWorkflow, failureFields } from './runtime/definition';
+import { providerActivities } from './runtime/provider-activities';
 
-const dbhost = proxyActivities<DbhostActivities>(dbhostActivityOptions);
+const dbhost = providerActivities<DbhostActivities>(dbhostActivityOptions);
 
 const input = z.strictObject({
   connection_uuid: dbhostConnection,
