@@ -104,8 +104,7 @@ export function heartbeatWhileWaiting(): () => void {
 /** A retryable provider failure counts against the budget; the one that spends it is final. */
 function providerFailure(ledger: AttemptLedger, answered: boolean, message: string, type: string, kept?: ProviderResponse): ApplicationFailure {
   const spent = ledger.providerFailed(answered);
-  const budget = spent ? ` (${ledger.record.provider_failures} provider failures: retries used up)` : '';
-  return ApplicationFailure.create({ message: message + budget, type, nonRetryable: spent, details: kept ? [kept] : undefined });
+  return ApplicationFailure.create({ message, type, nonRetryable: spent, details: kept ? [kept] : undefined });
 }
 
 /**
