@@ -25,7 +25,7 @@ const output = z.object({
 /**
  * Lists the compute endpoints of a database-host project: GET {dbhost_api}/api/v2/projects/{dbhost_project_id}/endpoints
  * with the connection's api_token. A 4xx is not retried (failure_type unauthorized, not_found, forbidden, …);
- * 5xx, 429 and time-outs are retried with backoff (4 attempts), then the run fails.
+ * 5xx, 429 and time-outs are retried with backoff until 4 of them, then the run fails (a lost worker costs nothing).
  */
 export const endpointsList = defineWorkflow({
   workflow_type: 'dbhost.endpoints.list',
