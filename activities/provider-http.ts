@@ -1,9 +1,9 @@
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { type Dispatcher, fetch, type Response } from 'undici';
 import { wellFormed } from '../workflows/runtime/storable-text';
 import { originOf, sameOrigin } from './origin';
 import { outboundUrlProblem } from './outbound';
+import { type AttemptLedger, currentLedger } from './provider-attempts';
 import { type Scrubber, scrubber } from './scrub';
 
 export interface ProviderHttpConfig {
@@ -16,6 +16,8 @@ export interface ProviderHttpConfig {
 export interface ProviderResponse {
   status_code: number;
   response: unknown;
+  /** A re-sent DELETE found the resource gone after an earlier attempt's outcome was lost. */
+  already_absent?: true;
 }
 
 export interface ProviderRequest {
@@ -62,7 +64,9 @@ async function readBody(res: Response): Promise<unknown> {
  * One provider HTTP call with the engine's failure semantics: 2xx returns;
  * 4xx is a non-retryable failure keeping status_code and response; 5xx,
  * time-outs and network errors are retryable so Temporal's retry policy
- * backs off and tries again.
+ * backs off and tries again, until they have spent the call's budget
+ * (provider-attempts.ts), when they become non-retryable. A DELETE answered
+ * 404 after an earlier attempt whose outcome is unknown returns `already_absent`.
  */
 export async function callProvider(config: ProviderHttpConfig, request: ProviderRequest): Promise<ProviderResponse> {
   const problem = outboundUrlProblem(request.url, config.allowHttpHosts);
@@ -75,9 +79,10 @@ export async function callProvider(config: ProviderHttpConfig, request: Provider
       'connection_destination_mismatch',
     );
   }
+  const ledger = currentLedger();
   const stopHeartbeat = heartbeatWhileWaiting();
   try {
-    return await send(config, request, scrubber([request.credential?.bearer, ...(request.secrets ?? [])]));
+    return await send(config, request, scrubber([request.credential?.bearer, ...(request.secrets ?? [])]), ledger);
   } finally {
     stopHeartbeat();
   }
@@ -86,17 +91,20 @@ export async function callProvider(config: ProviderHttpConfig, request: Provider
 /**
  * While a provider call is in flight the activity heartbeats, so a worker
  * killed mid-call is noticed after the heartbeat timeout, not the (long)
- * start-to-close timeout. Outside an activity (unit tests) it does nothing.
+ * start-to-close timeout. Each heartbeat carries the attempt's budget record:
+ * a heartbeat without it would erase what earlier attempts left. Outside an
+ * activity (unit tests) it does nothing.
  */
 export function heartbeatWhileWaiting(): () => void {
-  let context: Context;
-  try {
-    context = Context.current();
-  } catch {
-    return () => undefined;
-  }
-  const timer = setInterval(() => context.heartbeat(), 1_000);
+  const ledger = currentLedger();
+  const timer = setInterval(() => ledger.heartbeat(), 1_000);
   return () => clearInterval(timer);
+}
+
+/** A retryable provider failure counts against the budget; the one that spends it is final. */
+function providerFailure(ledger: AttemptLedger, answered: boolean, message: string, type: string, kept?: ProviderResponse): ApplicationFailure {
+  const spent = ledger.providerFailed(answered);
+  return ApplicationFailure.create({ message, type, nonRetryable: spent, details: kept ? [kept] : undefined });
 }
 
 /**
@@ -106,7 +114,7 @@ export function heartbeatWhileWaiting(): () => void {
  * credentials back (a 401 saying "bad token Bearer …"; undici rejects a token holding a line
  * break with `"Bearer <token>" is an invalid header value`).
  */
-async function send(config: ProviderHttpConfig, request: ProviderRequest, scrub: Scrubber): Promise<ProviderResponse> {
+async function send(config: ProviderHttpConfig, request: ProviderRequest, scrub: Scrubber, ledger: AttemptLedger): Promise<ProviderResponse> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (request.credential) headers.authorization = `Bearer ${request.credential.bearer}`;
   let res: Response;
@@ -129,14 +137,18 @@ async function send(config: ProviderHttpConfig, request: ProviderRequest, scrub:
     const message = timedOut
       ? `${request.provider} did not answer within ${config.timeoutMs} ms`
       : `${request.provider} unreachable: ${scrub.text(String((err as Error)?.message))}`;
-    throw ApplicationFailure.retryable(message, timedOut ? 'timeout' : 'unreachable');
+    throw providerFailure(ledger, false, message, timedOut ? 'timeout' : 'unreachable');
   }
   const body = scrub.value(await readBody(res));
   if (res.ok) return { status_code: res.status, response: body };
+  // The lost attempt's DELETE may well be what removed it: the deletion is done either way.
+  if (res.status === 404 && request.method === 'DELETE' && ledger.earlierOutcomeUnknown) {
+    return { status_code: res.status, response: body, already_absent: true };
+  }
   const detail = providerMessage(body);
   const message = `${request.provider} answered HTTP ${res.status}${detail ? `: ${detail}` : ''}`;
   const type = failureTypeForStatus(res.status);
   const kept: ProviderResponse = { status_code: res.status, response: body };
-  if (res.status >= 500 || res.status === 429) throw ApplicationFailure.retryable(message, type, kept);
+  if (res.status >= 500 || res.status === 429) throw providerFailure(ledger, true, message, type, kept);
   throw ApplicationFailure.nonRetryable(message, type, kept);
 }

@@ -1,10 +1,10 @@
-import { proxyActivities } from '@temporalio/workflow';
 import { z } from 'zod';
 import type { DbhostActivities } from '../activities/dbhost';
 import { dbhostActivityOptions, dbhostConnection, dbhostPrerequisites, failedAction, providerId } from './dbhost/common';
 import { ANY_STATE, defineWorkflow, failureFields } from './runtime/definition';
+import { providerActivities } from './runtime/provider-activities';
 
-const dbhost = proxyActivities<DbhostActivities>(dbhostActivityOptions);
+const dbhost = providerActivities<DbhostActivities>(dbhostActivityOptions);
 
 const input = z.strictObject({
   connection_uuid: dbhostConnection,
@@ -25,7 +25,7 @@ const output = z.object({
 /**
  * Lists the compute endpoints of a database-host project: GET {dbhost_api}/api/v2/projects/{dbhost_project_id}/endpoints
  * with the connection's api_token. A 4xx is not retried (failure_type unauthorized, not_found, forbidden, …);
- * 5xx, 429 and time-outs are retried with backoff (4 attempts), then the run fails.
+ * 5xx, 429 and time-outs are retried with backoff until 4 of them, then the run fails (a lost worker costs nothing).
  */
 export const endpointsList = defineWorkflow({
   workflow_type: 'dbhost.endpoints.list',

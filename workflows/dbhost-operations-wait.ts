@@ -1,10 +1,10 @@
-import { proxyActivities } from '@temporalio/workflow';
 import { z } from 'zod';
 import type { DbhostActivities } from '../activities/dbhost';
 import { dbhostActivityOptions, dbhostConnection, dbhostPrerequisites, failedAction, providerId } from './dbhost/common';
 import { ANY_STATE, defineWorkflow, failureFields, type RunData, type StepContext } from './runtime/definition';
+import { providerActivities } from './runtime/provider-activities';
 
-const dbhost = proxyActivities<DbhostActivities>(dbhostActivityOptions);
+const dbhost = providerActivities<DbhostActivities>(dbhostActivityOptions);
 
 export const TIMEOUT_SECONDS = { default: 120, cap: 600 } as const;
 export const POLL_INTERVAL = { default: 5, cap: 30 } as const;

@@ -1,10 +1,10 @@
-import { proxyActivities } from '@temporalio/workflow';
 import { z } from 'zod';
 import type { EsignActivities } from '../activities/esign';
 import { esignActivityOptions, esignApiRoot, esignApiToken, esignCallOutputs, esignConnection, withBaseUrlOrConnection } from './esign/api-root';
 import { ANY_STATE, defineWorkflow, failureFields } from './runtime/definition';
+import { providerActivities } from './runtime/provider-activities';
 
-const esign = proxyActivities<EsignActivities>(esignActivityOptions);
+const esign = providerActivities<EsignActivities>(esignActivityOptions);
 
 const input = withBaseUrlOrConnection(
   z.strictObject({

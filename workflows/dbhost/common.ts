@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Prerequisite } from '../runtime/definition';
+import { providerActivityOptions } from '../runtime/provider-activities';
 
 /** What both database-host types share: the connection, the project id, the prerequisite, the call policy. */
 
@@ -21,16 +22,10 @@ export const dbhostPrerequisites: Prerequisite[] = [
 ];
 
 /**
- * Bounded retries for provider calls: 5xx, 429 and time-outs back off (0.5 s, 1 s, 2 s),
+ * 5xx, 429 and time-outs back off (0.5 s, 1 s, 2 s) until they have spent the call's budget,
  * then the run fails; 4xx and connection problems are not retried. 30 s per attempt
- * covers PROVIDER_TIMEOUT_MS (10 s by default) with room for resolving the connection;
- * callProvider heartbeats every second while the call is in flight, so a poll cut off
- * by a killed worker is retried after 5 s, not 30.
+ * covers PROVIDER_TIMEOUT_MS (10 s by default) with room for resolving the connection.
  */
-export const dbhostActivityOptions = {
-  startToCloseTimeout: '30s',
-  heartbeatTimeout: '5s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 4 },
-} as const;
+export const dbhostActivityOptions = providerActivityOptions('30s');
 
 export const failedAction = { failed_action: z.string().optional().describe('The action during which the run failed') };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { providerActivityOptions } from '../runtime/provider-activities';
 
 /**
  * The e-signature API root, https://<host>/api. Whether plain http is allowed
@@ -55,10 +56,12 @@ export const esignCallOutputs = {
   failed_at: z.string().optional(),
 };
 
-/** Bounded retries for provider calls: 5xx and time-outs back off, then the run fails. */
-export const esignActivityOptions = {
-  startToCloseTimeout: '60s',
-  // The activity heartbeats while waiting for the provider: a killed worker's attempt is retried within seconds.
-  heartbeatTimeout: '5s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 4 },
-} as const;
+export const alreadyAbsentOutput = {
+  already_absent: z
+    .literal(true)
+    .optional()
+    .describe('Set when the DELETE was re-sent after an attempt whose outcome was lost (a killed worker, a time-out) and the provider answered 404: the resource is gone'),
+};
+
+/** 5xx and time-outs back off until they have spent the call's budget, then the run fails. */
+export const esignActivityOptions = providerActivityOptions('60s');

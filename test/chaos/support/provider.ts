@@ -8,6 +8,7 @@ import { ESIGN_VALID_TOKEN } from '../../doubles/esign-double';
  * test/doubles (e-signature under /api/v2.1, database host under /api/v2) with
  * the same id-prefix behaviours:
  *   DELETE …/authorization/ok-*     204            …/authorization/flaky-*  500 once, then 204
+ *                                   (once a 204 is sent the authorization is gone: later DELETEs get 404)
  *   GET /api/v2.1                   the resource list
  *   GET …/projects/<p>/endpoints    the endpoint list (project flaky-*: 500 once per path)
  *   GET …/operations/finishes-<n>-… running, then finished from the n-th read on
@@ -69,7 +70,7 @@ export async function startChaosProvider(options: { holdMaxMs?: number } = {}): 
         if (auth !== `Bearer ${ESIGN_VALID_TOKEN}`) return send(401, { errorCode: 'USER_AUTHENTICATION_FAILED', message: 'bad token' });
         const behaviour = decodeURIComponent(del[1]).split('-')[0];
         if (behaviour === 'flaky' && count === 1) return send(500, { errorCode: 'INTERNAL_SERVER_ERROR', message: 'once' });
-        if (behaviour === 'ok' || behaviour === 'flaky') return send(204);
+        if ((behaviour === 'ok' || behaviour === 'flaky') && !earlier.some((c) => c.status === 204)) return send(204);
         return send(404, { errorCode: 'RESOURCE_NOT_FOUND', message: 'unknown behaviour' });
       }
       if (req.method === 'GET' && path === '/api/v2.1') return send(200, RESOURCES);

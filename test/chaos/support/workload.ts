@@ -75,6 +75,8 @@ export interface RunCheck {
   updatedAt: number;
   failureType?: string;
   failureReason?: string;
+  /** A DELETE run that completed on a 404 after an attempt whose outcome was lost. */
+  alreadyAbsent: boolean;
 }
 
 /**
@@ -106,7 +108,11 @@ export function checkRun(planned: PlannedRun, run: any, history: any[]): RunChec
   } else if (planned.kind !== 'wait' && run.status === 'COMPLETED') {
     if (history.length !== 1 || history[0].action !== 'execute') problems.push(`atomic history ${history.map((t) => t.action).join(',')}`);
   }
-  if (planned.deletePath && run.status === 'COMPLETED' && run.state_data?.status_code !== 204) problems.push(`status_code ${run.state_data?.status_code}`);
+  if (planned.deletePath && run.status === 'COMPLETED') {
+    const sd = run.state_data ?? {};
+    const absent = sd.status_code === 404 && sd.already_absent === true;
+    if (sd.status_code !== 204 && !absent) problems.push(`status_code ${sd.status_code}${sd.already_absent ? ' already_absent' : ''}`);
+  }
   return {
     id: planned.id!,
     kind: planned.kind,
@@ -117,6 +123,7 @@ export function checkRun(planned: PlannedRun, run: any, history: any[]): RunChec
     updatedAt: Date.parse(run.updated_at),
     failureType: run.state_data?.failure_type,
     failureReason: run.state_data?.failure_reason,
+    alreadyAbsent: run.state_data?.already_absent === true,
   };
 }
 
@@ -126,9 +133,9 @@ export interface DeleteAudit {
   answered2xx: number;
   /** Calls cut off in flight by a kill: retried, harmlessly, since no answer reached anyone. */
   cutOff: number;
-  /** A 2xx answer repeated after a worker or Temporal disruption between the answer and the repeat. */
+  /** A DELETE re-sent after its 2xx, with a worker or Temporal disruption between the answer and the repeat (answered 404). */
   explainedRepeats: number;
-  /** A 2xx answer repeated with no disruption in between, or more calls than attempts: a completed call done twice. */
+  /** A DELETE re-sent after its 2xx with no disruption in between, or more calls than attempts: a completed call done twice. */
   duplicates: string[];
   /** A completed DELETE run whose path never got a 2xx answer. */
   missing: string[];
@@ -138,13 +145,14 @@ export interface DeleteAudit {
 
 /**
  * The DELETE must happen once per completed attempt. What is counted, per path:
- *  - the calls the provider answered 2xx and whose answer was delivered. Each path
- *    has exactly one, except when a worker kill or a Temporal restart falls between
- *    a delivered 2xx and the next call on that path: activities are at-least-once,
- *    and a worker that dies (or cannot reach Temporal) after the answer but before
- *    Temporal recorded the completion leaves an attempt that did not complete; its
- *    retry is an explained repeat. A repeat with no such disruption in between is a
- *    duplicate; a completed run with no delivered 2xx is missing.
+ *  - the calls the provider answered 2xx, whether or not the answer reached its caller:
+ *    each path has exactly one (the provider answers 404 once the authorization is gone). A call
+ *    after it is a repeat, explained only when a worker kill or a Temporal restart falls
+ *    between the 2xx and the repeat: activities are at-least-once, and a worker that
+ *    dies (or cannot reach Temporal) after the answer but before Temporal recorded the
+ *    completion leaves an attempt that did not complete; its retry finds the
+ *    authorization gone and completes with already_absent. A repeat with no such
+ *    disruption in between is a duplicate; a completed run with no 2xx is missing.
  *  - against Temporal's own record: the attempt number of the activity attempt that
  *    completed (from the run's history) bounds the calls on the path, one per attempt;
  *    more calls than that means an attempt called twice, or a call came after completion.
@@ -158,14 +166,14 @@ export async function auditDeletes(chaos: ChaosStack, planned: PlannedRun[], exp
     audit.cutOff += calls.filter((c) => c.cutOff).length;
     const answered = calls.filter((c) => !c.cutOff && c.status !== undefined && c.status >= 200 && c.status < 300);
     audit.answered2xx += answered.length;
-    if (!answered.length) audit.missing.push(`${p.id} ${p.deletePath}`);
-    for (let i = 1; i < answered.length; i++) {
-      const prev = answered[i - 1];
-      const next = answered[i];
-      const between = calls.filter((c) => c.arrivedAt > (prev.answeredAt ?? prev.arrivedAt) && c.arrivedAt <= next.arrivedAt);
-      const retryStart = between[0]?.arrivedAt ?? next.arrivedAt;
-      if (chaos.disruptedBetween(prev.answeredAt ?? prev.arrivedAt, retryStart, explainers).length) audit.explainedRepeats += 1;
-      else audit.duplicates.push(`${p.id} ${p.deletePath}: 2xx at ${prev.answeredAt} and again at ${next.answeredAt}`);
+    // Done at the provider: a 2xx written, even if its caller was gone before it arrived.
+    const acted = calls.filter((c) => c.status !== undefined && c.status >= 200 && c.status < 300);
+    if (!acted.length) audit.missing.push(`${p.id} ${p.deletePath}`);
+    if (acted.length > 1) audit.duplicates.push(`${p.id} ${p.deletePath}: done ${acted.length} times`);
+    const done = acted[0] && (acted[0].answeredAt ?? acted[0].arrivedAt);
+    for (const repeat of done === undefined ? [] : calls.filter((c) => c.arrivedAt > done)) {
+      if (chaos.disruptedBetween(done!, repeat.arrivedAt, explainers).length) audit.explainedRepeats += 1;
+      else audit.duplicates.push(`${p.id} ${p.deletePath}: 2xx at ${done} and called again at ${repeat.arrivedAt} (${repeat.status})`);
     }
     const attempt = await chaos.completedActivityAttempt(p.id!);
     if (attempt === undefined || !Number.isInteger(attempt) || attempt < 1) audit.missing.push(`${p.id}: no completed activity attempt in its Temporal history (${attempt})`);
