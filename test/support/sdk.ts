@@ -40,10 +40,11 @@ export function cuttingFetch() {
         const { done, value } = await reader.read();
         if (done) return controller.close();
         seen += decoder.decode(value, { stream: true });
-        const end = seen.indexOf('\n\n', seen.indexOf('event: transition'));
-        if (seen.includes('event: transition') && end >= 0) {
-          controller.enqueue(new TextEncoder().encode(seen.slice(0, end + 2)));
-          await reader.cancel();
+        const transition = /(^|\n)event: ?transition\r?\n/.exec(seen);
+        const end = transition ? /\r?\n\r?\n/.exec(seen.slice(transition.index + 1)) : null;
+        if (transition && end) {
+          controller.enqueue(new TextEncoder().encode(seen.slice(0, transition.index + 1 + end.index + end[0].length)));
+          void reader.cancel();
           controller.error(new TypeError('terminated: the test cut the connection'));
           return;
         }
