@@ -7,9 +7,9 @@ import { DELETE, deleteInput, RESOURCES } from '../support/sdk';
 
 jest.setTimeout(60_000);
 
-const BIN = path.join(__dirname, '..', '..', 'sdk', 'typescript', 'dist', 'cjs', 'cli', 'bin.js');
+const BIN = path.join(__dirname, '..', '..', 'node_modules', '.bin', 'wfe');
 
-/** The built `wfe` bin in a child process (async: the stack's doubles answer from this process). */
+/** The `wfe` bin npm linked, in a child process (async: the stack's doubles answer from this process). */
 function wfe(args: string[], env: Record<string, string | undefined> = { WFE_URL: stackEnv.apiUrl, WFE_TOKEN: stackEnv.tokenA }) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, ...env }, timeout: 45_000 }, (err, stdout, stderr) => {
