@@ -28,13 +28,21 @@ describe('SDK: cancel', () => {
     const err = await run.wait({ timeoutMs: 30_000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WorkflowFailedError);
     expect((err as WorkflowFailedError).failureType).toBe('cancelled');
-    expect(await run.get()).toMatchObject({ status: 'CANCELLED', is_terminal: true, state_data: expect.objectContaining({ failure_type: 'cancelled' }) });
+    expect(await run.get()).toMatchObject({
+      status: 'CANCELLED',
+      is_terminal: true,
+      state_data: expect.objectContaining({ failure_type: 'cancelled' }),
+    });
 
     const cancelled: string[] = [];
     for await (const r of await engine.workflows.list({ status: 'CANCELLED' })) cancelled.push(r.workflow_id);
     expect(cancelled).toContain(run.workflowId);
 
-    await expect(engine.workflows.cancel(run.workflowId)).rejects.toMatchObject({ constructor: ConflictError, status: 409, code: 'run_not_running' });
+    await expect(engine.workflows.cancel(run.workflowId)).rejects.toMatchObject({
+      constructor: ConflictError,
+      status: 409,
+      code: 'run_not_running',
+    });
     expect((await run.retry()).workflow_id).toBe(run.workflowId);
     await run.cancel();
   });

@@ -40,7 +40,9 @@ describe('TypeScript SDK against the live service', () => {
     const schema = await engine.catalog.getSchema(RESOURCES);
     expect(schema.input_schema).toMatchObject({ type: 'object', properties: { base_url: expect.any(Object) } });
     expect(schema.output_schema).toMatchObject({ type: 'object' });
-    expect((await engine.catalog.getDefinition(RESOURCES)).states.map((s) => s.name)).toEqual(expect.arrayContaining(['PENDING', 'COMPLETED', 'FAILED']));
+    expect((await engine.catalog.getDefinition(RESOURCES)).states.map((s) => s.name)).toEqual(
+      expect.arrayContaining(['PENDING', 'COMPLETED', 'FAILED']),
+    );
     expect(await engine.catalog.getPrerequisites(RESOURCES)).toMatchObject({ workflow_type: RESOURCES });
     expect((await engine.me()).organization_uuid).toBe(stackEnv.orgA);
   });
@@ -123,7 +125,9 @@ describe('TypeScript SDK against the live service', () => {
 
   describe('error mapping', () => {
     it('401: AuthenticationError', async () => {
-      const err = await engineFor('wes_not-a-token').me().catch((e: unknown) => e);
+      const err = await engineFor('wes_not-a-token')
+        .me()
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(AuthenticationError);
       expect(err).toMatchObject({ status: 401, code: 'unauthorized' });
       expect((err as Error).message).not.toContain('wes_not-a-token');
@@ -142,7 +146,11 @@ describe('TypeScript SDK against the live service', () => {
     });
 
     it('404: NotFoundError, also for another organization’s run', async () => {
-      await expect(engine.workflows.get('wf_does_not_exist')).rejects.toMatchObject({ constructor: NotFoundError, status: 404, code: 'not_found' });
+      await expect(engine.workflows.get('wf_does_not_exist')).rejects.toMatchObject({
+        constructor: NotFoundError,
+        status: 404,
+        code: 'not_found',
+      });
       const run = await engine.workflows.start(RESOURCES, { base_url: stackEnv.esignUrl });
       await expect(engineFor(stackEnv.tokenB).workflows.get(run.workflowId)).rejects.toBeInstanceOf(NotFoundError);
     });

@@ -27,7 +27,11 @@ describe('wfe CLI against the live service', () => {
     expect(types.stdout).toContain(DELETE);
     expect(types.stdout).toContain(RESOURCES);
     const json = await wfe(['types', 'esign', '--json']);
-    expect(JSON.parse(json.stdout).types.map((t: { workflow_type: string }) => t.workflow_type).sort()).toEqual([DELETE, RESOURCES]);
+    expect(
+      JSON.parse(json.stdout)
+        .types.map((t: { workflow_type: string }) => t.workflow_type)
+        .sort(),
+    ).toEqual([DELETE, RESOURCES]);
     const schema = await wfe(['schema', RESOURCES]);
     expect(schema.code).toBe(0);
     expect(JSON.parse(schema.stdout).input_schema.properties).toHaveProperty('base_url');
@@ -63,7 +67,10 @@ describe('wfe CLI against the live service', () => {
 
     const retried = await wfe(['retry', id, '--watch', '--json']);
     expect(retried.code).toBe(0);
-    const lines = retried.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = retried.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.at(-1)).toMatchObject({ workflow_id: id, outcome: 'completed', state_data: { status_code: 204 } });
   });
 

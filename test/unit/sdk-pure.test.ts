@@ -29,7 +29,12 @@ describe('SDK error mapping', () => {
     const err = errorFromResponse(status, body('some_code', [{ field: 'f', rule: 'r', message: 'm' }]));
     expect(err).toBeInstanceOf(ErrorClass);
     expect(err).toBeInstanceOf(WorkflowEngineError);
-    expect(err).toMatchObject({ status, code: 'some_code', message: 'some_code happened', details: [{ field: 'f', rule: 'r', message: 'm' }] });
+    expect(err).toMatchObject({
+      status,
+      code: 'some_code',
+      message: 'some_code happened',
+      details: [{ field: 'f', rule: 'r', message: 'm' }],
+    });
   });
 
   it('a body that is not the API error body keeps its text and a code from the status', () => {
@@ -65,13 +70,28 @@ describe('binding names', () => {
 describe('stream events', () => {
   it('maps transition, completed and failed; unknown events are skipped', () => {
     expect(toRunEvent({ event: 'transition', data: '{"seq":2,"from":"A","to":"B","action":"go","at":"t"}' })).toEqual({
-      type: 'transition', seq: 2, from: 'A', to: 'B', action: 'go', at: 't',
+      type: 'transition',
+      seq: 2,
+      from: 'A',
+      to: 'B',
+      action: 'go',
+      at: 't',
     });
     expect(toRunEvent({ event: 'completed', data: '{"state_name":"COMPLETED","state_data":{"x":1}}' })).toEqual({
-      type: 'completed', stateName: 'COMPLETED', stateData: { x: 1 },
+      type: 'completed',
+      stateName: 'COMPLETED',
+      stateData: { x: 1 },
     });
-    const failed = toRunEvent({ event: 'failed', data: '{"state_name":"FAILED","error":{"message":"boom","failure_type":"unauthorized","failed_step":"execute"},"state_data":{"y":2}}' });
-    expect(failed).toEqual({ type: 'failed', stateName: 'FAILED', error: { message: 'boom', failureType: 'unauthorized', fields: { failed_step: 'execute' } }, stateData: { y: 2 } });
+    const failed = toRunEvent({
+      event: 'failed',
+      data: '{"state_name":"FAILED","error":{"message":"boom","failure_type":"unauthorized","failed_step":"execute"},"state_data":{"y":2}}',
+    });
+    expect(failed).toEqual({
+      type: 'failed',
+      stateName: 'FAILED',
+      error: { message: 'boom', failureType: 'unauthorized', fields: { failed_step: 'execute' } },
+      stateData: { y: 2 },
+    });
     expect(toRunEvent({ event: 'future', data: '{}' })).toBeUndefined();
   });
 });
@@ -82,7 +102,11 @@ describe('CLI input', () => {
     expect(parseData('@in.json', (p) => (p === 'in.json' ? '{"b":2}' : ''))).toEqual({ b: 2 });
     expect(() => parseData('[1]')).toThrow(UsageError);
     expect(() => parseData('{nope')).toThrow(/not JSON/);
-    expect(() => parseData('@missing.json', () => { throw new Error('ENOENT'); })).toThrow(/cannot read missing.json/);
+    expect(() =>
+      parseData('@missing.json', () => {
+        throw new Error('ENOENT');
+      }),
+    ).toThrow(/cannot read missing.json/);
   });
 
   it('--status is case-insensitive and closed', () => {

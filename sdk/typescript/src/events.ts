@@ -30,21 +30,21 @@ export async function* runEvents<Output>(
       const parser = createParser({ onEvent: (e) => queue.push(e) });
       const decoder = new TextDecoder();
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-          parser.feed(decoder.decode(chunk, { stream: true }));
-          while (queue.length) {
-            const event = toRunEvent<Output>(queue.shift()!);
-            if (!event) continue;
-            if (event.type === 'transition') {
-              if (event.seq <= lastSeq) continue;
-              lastSeq = event.seq;
-              failures = 0;
-              yield event;
-            } else {
-              yield event;
-              return;
-            }
+        parser.feed(decoder.decode(chunk, { stream: true }));
+        while (queue.length) {
+          const event = toRunEvent<Output>(queue.shift()!);
+          if (!event) continue;
+          if (event.type === 'transition') {
+            if (event.seq <= lastSeq) continue;
+            lastSeq = event.seq;
+            failures = 0;
+            yield event;
+          } else {
+            yield event;
+            return;
           }
         }
+      }
     } catch (err) {
       if (options.signal?.aborted || !isTransient(err)) throw err;
       // The connection broke or the API was briefly away: reconnect below.

@@ -39,4 +39,3 @@ export function toRunEvent<Output>(message: Pick<EventSourceMessage, 'event' | '
       return undefined; // an event type this SDK does not know yet
   }
 }
-

@@ -31,7 +31,8 @@ export async function main(argv: string[]): Promise<number> {
     if (!token) throw new UsageError('the token is missing: --token or WFE_TOKEN');
     return new WorkflowEngine({ baseUrl: url, token });
   };
-  const print = (value: unknown, human: () => string): void => void out.write(`${globals().json ? JSON.stringify(value, null, 2) : human()}\n`);
+  const print = (value: unknown, human: () => string): void =>
+    void out.write(`${globals().json ? JSON.stringify(value, null, 2) : human()}\n`);
   const watch = async (workflowId: string) => {
     const stateData = await watchRun(engine().workflows.handle(workflowId), { json: Boolean(globals().json), out });
     if (globals().json) out.write(`${JSON.stringify({ workflow_id: workflowId, outcome: 'completed', state_data: stateData })}\n`);
@@ -114,7 +115,12 @@ export async function main(argv: string[]): Promise<number> {
     .option('--limit <n>', 'how many', parseLimit, 20)
     .action(async (options: { type?: string; status?: Run['status']; schedule?: string; limit: number }) => {
       const runs: Run[] = [];
-      const list = await engine().workflows.list({ workflow_type: options.type, status: options.status, schedule_id: options.schedule, limit: Math.min(options.limit, 100) });
+      const list = await engine().workflows.list({
+        workflow_type: options.type,
+        status: options.status,
+        schedule_id: options.schedule,
+        limit: Math.min(options.limit, 100),
+      });
       for await (const run of list) {
         runs.push(run);
         if (runs.length >= options.limit) break;

@@ -10,10 +10,17 @@ export function transitionLine(event: Extract<RunEvent, { type: 'transition' }>)
 export function describeError(err: unknown): string {
   if (err instanceof WorkflowFailedError) {
     const fields = Object.entries(err.fields).map(([k, v]) => `  ${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
-    return [`run ${err.workflowId} failed: ${err.message}`, ...(err.failureType ? [`  failure_type: ${err.failureType}`] : []), ...fields].join('\n');
+    return [
+      `run ${err.workflowId} failed: ${err.message}`,
+      ...(err.failureType ? [`  failure_type: ${err.failureType}`] : []),
+      ...fields,
+    ].join('\n');
   }
   if (err instanceof ValidationError) {
-    return [`error: ${err.status} ${err.code}: ${err.message}`, ...err.fields.map((f) => `  - ${f.field}: ${f.message} (rule: ${f.rule})`)].join('\n');
+    return [
+      `error: ${err.status} ${err.code}: ${err.message}`,
+      ...err.fields.map((f) => `  - ${f.field}: ${f.message} (rule: ${f.rule})`),
+    ].join('\n');
   }
   if (err instanceof WorkflowEngineError) return `error: ${err.status ? `${err.status} ` : ''}${err.code}: ${err.message}`;
   return `error: ${err instanceof Error ? err.message : String(err)}`;
@@ -22,8 +29,13 @@ export function describeError(err: unknown): string {
 /** The same, as JSON for --json. */
 export function errorJson(err: unknown): Record<string, unknown> {
   if (err instanceof WorkflowFailedError) {
-    return { workflow_id: err.workflowId, outcome: 'failed', error: { message: err.message, failure_type: err.failureType, ...err.fields } };
+    return {
+      workflow_id: err.workflowId,
+      outcome: 'failed',
+      error: { message: err.message, failure_type: err.failureType, ...err.fields },
+    };
   }
-  if (err instanceof WorkflowEngineError) return { error: { status: err.status, code: err.code, message: err.message, details: err.details } };
+  if (err instanceof WorkflowEngineError)
+    return { error: { status: err.status, code: err.code, message: err.message, details: err.details } };
   return { error: { message: err instanceof Error ? err.message : String(err) } };
 }

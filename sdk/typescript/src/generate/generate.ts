@@ -35,7 +35,7 @@ export async function generateBindings(engine: WorkflowEngine, options: Generate
     ...declarations,
     'type Start<Input, Output> = (input: Input, options?: StartOptions) => Promise<RunHandle<Output>>;',
     '',
-    '/** Typed start functions, one per workflow type; each returns a handle whose wait() resolves to that type\'s output. */',
+    "/** Typed start functions, one per workflow type; each returns a handle whose wait() resolves to that type's output. */",
     'export function bindings(engine: WorkflowEngine) {',
     '  const start =',
     '    <Input extends object, Output>(workflowType: string): Start<Input, Output> =>',

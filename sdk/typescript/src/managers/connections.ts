@@ -19,7 +19,10 @@ export class ConnectionsManager {
   }
 
   async list(options: { plugin?: string } = {}): Promise<Connection[]> {
-    const res = await this.transport.request<{ connections: Connection[] }>('/connections', { query: { plugin: options.plugin }, idempotent: true });
+    const res = await this.transport.request<{ connections: Connection[] }>('/connections', {
+      query: { plugin: options.plugin },
+      idempotent: true,
+    });
     return res.body.connections;
   }
 

@@ -32,7 +32,8 @@ export class SchedulesManager {
 
   /** Starts one run now, outside the schedule's times. */
   async trigger(scheduleId: string): Promise<ScheduleTriggered> {
-    return (await this.transport.request<ScheduleTriggered>(`${this.path(scheduleId)}/trigger`, { method: 'POST', idempotent: false })).body;
+    return (await this.transport.request<ScheduleTriggered>(`${this.path(scheduleId)}/trigger`, { method: 'POST', idempotent: false }))
+      .body;
   }
 
   private path(scheduleId: string) {
