@@ -119,11 +119,12 @@ fi
 ((build)) || exit 0
 build_stamp=dist/.bootstrap-stamp
 inputs=()
-for p in src workflows activities db tsconfig.json tsconfig.build.json package-lock.json; do
+for p in src workflows activities db tsconfig.json tsconfig.build.json package-lock.json \
+  sdk/typescript/src sdk/typescript/package.json sdk/typescript/tsconfig.json sdk/typescript/tsconfig.cjs.json sdk/typescript/tsconfig.esm.json; do
   [[ -e $p ]] && inputs+=("$p")
 done
 # Directories are compared too: their mtime changes when a file is added, removed or renamed.
-if [[ ! -f $build_stamp || ! -f dist/src/main.js ]] \
+if [[ ! -f $build_stamp || ! -f dist/src/main.js || ! -f sdk/typescript/dist/cjs/index.js ]] \
   || [[ -n $(find "${inputs[@]}" -newer "$build_stamp" -print -quit) ]]; then
   log "npm run build"
   # Stamp the start time, so a file edited during the build triggers the next one.

@@ -1,0 +1,45 @@
+/** `get-resource-information` → `getResourceInformation`. */
+export function camelCase(segment: string): string {
+  const words = segment.split(/[^A-Za-z0-9]+/).filter(Boolean);
+  const joined = words.map((w, i) => (i === 0 ? w[0]!.toLowerCase() + w.slice(1) : w[0]!.toUpperCase() + w.slice(1))).join('');
+  return /^[0-9]/.test(joined) ? `_${joined}` : joined;
+}
+
+/** `esign.resources.get-resource-information` → `['esign', 'resources', 'getResourceInformation']`. */
+export function bindingPath(workflowType: string): string[] {
+  const path = workflowType.split('.').map(camelCase);
+  if (path.some((p) => !p)) throw new Error(`workflow type ${JSON.stringify(workflowType)} has an empty segment`);
+  return path;
+}
+
+/** `esign.resources.get-resource-information` → `EsignResourcesGetResourceInformation`. */
+export function typeName(workflowType: string): string {
+  return bindingPath(workflowType)
+    .map((p) => p.replace(/^_/, '').replace(/^./, (c) => c.toUpperCase()))
+    .join('');
+}
+
+export interface BindingTree {
+  [segment: string]: BindingTree | string;
+}
+
+/** The nested object of start functions: leaves are workflow types. A type that is also another's namespace is refused. */
+export function bindingTree(workflowTypes: readonly string[]): BindingTree {
+  const root: BindingTree = {};
+  for (const workflowType of workflowTypes) {
+    const path = bindingPath(workflowType);
+    let node = root;
+    path.forEach((segment, i) => {
+      const existing = node[segment];
+      const last = i === path.length - 1;
+      if (last) {
+        if (existing !== undefined) throw new Error(`workflow types collide at ${path.join('.')} (${workflowType})`);
+        node[segment] = workflowType;
+        return;
+      }
+      if (typeof existing === 'string') throw new Error(`workflow type ${existing} is also a namespace of ${workflowType}`);
+      node = (node[segment] ??= {}) as BindingTree;
+    });
+  }
+  return root;
+}
