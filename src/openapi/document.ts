@@ -4,7 +4,7 @@ import { jsonSchema } from '../catalog/catalog.service';
 import { plugins } from '../plugins/plugins';
 import { listQuerySchema } from '../runs/run-list';
 import { payloadsBody } from '../temporal-codec/payload-json';
-import { definition, prerequisites, run, startResult, transition, typeList, typeSchema } from './run-schemas';
+import { cancelResult, definition, prerequisites, run, startResult, transition, typeList, typeSchema } from './run-schemas';
 
 const errorBody = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown() }),
@@ -82,6 +82,7 @@ const runLinks = (expression: string) => ({
   GetRunHistory: link('getRunHistory', 'id', expression),
   StreamRun: link('streamRun', 'id', expression),
   RetryRun: link('retryRun', 'id', expression),
+  CancelRun: link('cancelRun', 'id', expression),
 });
 const typeLinks = (expression: string) => ({
   GetType: link('getWorkflowType', 'type', expression),
@@ -297,10 +298,18 @@ export function buildOpenApiDocument() {
           },
         },
       },
+      '/api/workflows/{id}/cancel': {
+        post: {
+          operationId: 'cancelRun',
+          summary: 'Cancel a running run: it fails with failure_type cancelled and ends CANCELLED (409 run_not_running once terminal)',
+          parameters: [idParam],
+          responses: { ...ok(cancelResult, '202'), ...errors(404, 409, 422), ...authenticated },
+        },
+      },
       '/api/workflows/{id}/retry': {
         post: {
           operationId: 'retryRun',
-          summary: 'Re-drive a FAILED run from its last good state',
+          summary: 'Re-drive a FAILED or CANCELLED run from its last good state',
           parameters: [idParam],
           responses: { ...ok(startResult), ...errors(404, 409, 422), ...authenticated },
         },

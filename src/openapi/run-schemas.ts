@@ -1,10 +1,12 @@
 import { z } from 'zod';
+import { RUN_STATUSES } from '../../workflows/runtime/contract';
 
 /**
  * The answers of the run and catalog routes: the OpenAPI document and the MCP tools' output
  * schemas are both derived from these, so an agent sees exactly what the API returns.
  */
 export const startResult = z.object({ workflow_id: z.string(), state_name: z.string(), is_terminal: z.boolean() });
+export const cancelResult = z.object({ workflow_id: z.string(), cancel_requested: z.literal(true) });
 export const run = z.object({
   workflow_id: z.string(),
   workflow_type: z.string(),
@@ -12,7 +14,7 @@ export const run = z.object({
   organization_uuid: z.string(),
   state_name: z.string(),
   is_terminal: z.boolean(),
-  status: z.enum(['RUNNING', 'COMPLETED', 'FAILED']),
+  status: z.enum(RUN_STATUSES),
   attempt: z.int(),
   created_at: z.string(),
   updated_at: z.string(),

@@ -2,13 +2,14 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Database } from '../../db/client';
 import { runs } from '../../db/schema';
+import { RUN_STATUSES } from '../../workflows/runtime/contract';
 import { findUnstorableText } from '../../workflows/runtime/storable-text';
 import { ApiError } from '../common/api-error';
 import { runView } from './run-views';
 
 export const listQuerySchema = z.strictObject({
   workflow_type: z.string().min(1).max(200).optional(),
-  status: z.enum(['RUNNING', 'COMPLETED', 'FAILED']).optional(),
+  status: z.enum(RUN_STATUSES).optional(),
   state_name: z.string().min(1).max(100).optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().max(200).optional(),

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
 import { and, asc, eq, gt, lt } from 'drizzle-orm';
 import { z } from 'zod';
@@ -28,6 +28,7 @@ import { IDEMPOTENCY_KEY, type StartBody } from './start-body';
 
 const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 const RETRY_CLOSE_WAIT_MS = 5_000;
+const RETRYABLE_STATUSES: ReadonlySet<string> = new Set(['FAILED', 'CANCELLED']);
 
 @Injectable()
 export class RunsService {
@@ -221,11 +222,29 @@ export class RunsService {
       .orderBy(asc(transitions.seq));
   }
 
-  /** Re-drives a FAILED run from its last good state, as a new execution under the same workflow id. */
+  /**
+   * Asks Temporal to cancel the execution; the workflow itself then fails the run as cancelled.
+   * A run that ends between the read and the request is refused like one already terminal.
+   */
+  async cancel(workflowId: string, principal: Principal) {
+    const row = await this.requireRun(workflowId, principal);
+    const notRunning = (status: string) =>
+      new ApiError(409, 'run_not_running', `only a RUNNING run can be cancelled; this run is ${status}`);
+    if (row.isTerminal) throw notRunning(row.status);
+    try {
+      await this.temporal.forOrganization(row.organizationUuid).workflow.getHandle(workflowId).cancel();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw notRunning('no longer running');
+      throw err;
+    }
+    return { workflow_id: workflowId, cancel_requested: true };
+  }
+
+  /** Re-drives a FAILED or CANCELLED run from its last good state, as a new execution under the same workflow id. */
   async retry(workflowId: string, principal: Principal) {
     const row = await this.requireRun(workflowId, principal);
-    if (row.status !== 'FAILED') {
-      throw new ApiError(409, 'not_failed', `only a FAILED run can be retried; this run is ${row.status}`);
+    if (!RETRYABLE_STATUSES.has(row.status)) {
+      throw new ApiError(409, 'not_failed', `only a FAILED or CANCELLED run can be retried; this run is ${row.status}`);
     }
     const def = this.catalog.require(row.workflowType);
     const details = await this.failedRunDetails(workflowId, row.organizationUuid);
@@ -285,7 +304,7 @@ export class RunsService {
       const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
       const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as FailedRunDetails | undefined) : undefined;
       if (details?.checkpoint) return { checkpoint: details.checkpoint, output: details.output };
-      throw new ApiError(409, 'not_retryable', 'this run cannot be re-driven (its input was invalid or it was cancelled): start a new run');
+      throw new ApiError(409, 'not_retryable', 'this run cannot be re-driven (its input was invalid, or it was cancelled before cancelled runs kept a checkpoint): start a new run');
     } finally {
       clearTimeout(timer);
     }

@@ -30,7 +30,12 @@ export interface FailedRunDetails {
   output: RunData;
 }
 
-export type RunStatus = 'RUNNING' | 'COMPLETED' | 'FAILED';
+export const RUN_STATUSES = ['RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export type TerminalStatus = Exclude<RunStatus, 'RUNNING'>;
+
+/** The failure_type of a run ended by a cancel request; its status is CANCELLED. */
+export const CANCELLED = 'cancelled';
 
 export interface RunStartedEvent {
   workflow_id: string;
@@ -48,7 +53,7 @@ export interface TransitionEvent extends Omit<RunStartedEvent, 'state_name'> {
   to: string;
   action: string;
   data: RunData;
-  terminal?: { status: Exclude<RunStatus, 'RUNNING'>; state_data: RunData };
+  terminal?: { status: TerminalStatus; state_data: RunData };
 }
 
 /**
