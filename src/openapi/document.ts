@@ -264,6 +264,7 @@ export function buildOpenApiDocument() {
             queryParam('workflow_type', q.workflow_type),
             queryParam('status', q.status),
             queryParam('state_name', q.state_name),
+            { ...queryParam('schedule_id', q.schedule_id), description: 'only the runs this schedule started' },
             { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
             { ...queryParam('cursor', q.cursor), description: 'next_cursor of the previous page' },
           ],

@@ -45,9 +45,11 @@ export interface RunStartedEvent {
   state_name: string;
   attempt: number;
   at: string;
+  /** The schedule whose action started the run (from the memo), for GET /workflows?schedule_id=. */
+  schedule_id?: string;
 }
 
-export interface TransitionEvent extends Omit<RunStartedEvent, 'state_name'> {
+export interface TransitionEvent extends Omit<RunStartedEvent, 'state_name' | 'schedule_id'> {
   seq: number;
   from: string;
   to: string;

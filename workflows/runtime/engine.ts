@@ -10,7 +10,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { MEMO_WORKFLOW_TYPE, ORGANIZATION_PREFIX, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE } from '../constants';
+import { MEMO_SCHEDULE_ID, MEMO_WORKFLOW_TYPE, ORGANIZATION_PREFIX, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE } from '../constants';
 import { CANCELLED, type EngineWorkflowInput, type FailedRunDetails, type ProjectionActivities, type ResumePoint, type TerminalStatus } from './contract';
 import { findTransition, initialState, type RunData, type StepContext, type WorkflowDefinition } from './definition';
 import { classifyFailure, type ClassifiedFailure, projectionRejection, StepFailure } from './failure';
@@ -77,7 +77,7 @@ class Machine {
     const resume = this.input.resume;
     this.tagExecution();
     if (resume?.reason !== 'continue') {
-      const started = { ...this.identity(), state_name: this.state, at: nowIso() };
+      const started = { ...this.identity(), state_name: this.state, at: nowIso(), schedule_id: scheduleIdOf(workflowInfo().memo) };
       await CancellationScope.nonCancellable(() => projection.projectRunStarted(started));
     }
     if (!resume) {
@@ -313,6 +313,11 @@ class Machine {
       now: () => new Date(),
     };
   }
+}
+
+function scheduleIdOf(memo: Record<string, unknown> | undefined): string | undefined {
+  const id = memo?.[MEMO_SCHEDULE_ID];
+  return typeof id === 'string' ? id : undefined;
 }
 
 function nowIso(): string {
