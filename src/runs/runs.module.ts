@@ -9,5 +9,6 @@ import { TransitionBus } from './transition-bus.service';
   imports: [CatalogModule],
   controllers: [RunsController],
   providers: [RunsService, RunStreamService, TransitionBus],
+  exports: [RunsService],
 })
 export class RunsModule {}

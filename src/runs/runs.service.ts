@@ -9,7 +9,6 @@ import { originOf, sameOrigin } from '../../activities/origin';
 import { literalAddressProblem, outboundUrlProblem } from '../../activities/outbound';
 import type { DatabaseHandle } from '../../db/client';
 import { idempotencyKeys, runs, transitions } from '../../db/schema';
-import { MEMO_WORKFLOW_TYPE, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE, TASK_QUEUE } from '../../workflows/constants';
 import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
 import { initialState, type RunData, type WorkflowDefinition } from '../../workflows/runtime/definition';
 import { findTooDeep } from '../../workflows/runtime/json-walk';
@@ -25,6 +24,7 @@ import { newRunId, requestHash } from './run-ids';
 import { type ListQuery, listRuns } from './run-list';
 import { runView, startResult, transitionView } from './run-views';
 import { IDEMPOTENCY_KEY, type StartBody } from './start-body';
+import { engineStartOptions } from './start-options';
 
 const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 const RETRY_CLOSE_WAIT_MS = 5_000;
@@ -50,10 +50,7 @@ export class RunsService {
 
   /** Starts a run; `replayed` says an Idempotency-Key matched an earlier identical request. */
   async start(principal: Principal, body: StartBody, idempotencyKey?: string) {
-    this.checkInitialDataShape(body.initial_data);
-    const def = this.catalog.require(body.workflow_type);
-    this.checkInitialData(def, body.initial_data, principal);
-    await this.checkConnectionDestinations(def, body.initial_data, principal);
+    const def = await this.checkStart(principal, body);
     if (idempotencyKey === undefined) return { result: await this.launch(def, body, principal, newRunId()), replayed: false };
 
     if (!IDEMPOTENCY_KEY.test(idempotencyKey)) {
@@ -79,6 +76,15 @@ export class RunsService {
       if (existing) return { result: startResult(existing), replayed: true };
     }
     return { result: await this.launch(def, body, principal, entry.workflowId), replayed: false };
+  }
+
+  /** Everything a start is validated on (422 naming each field), before anything starts; also for a schedule's runs. */
+  async checkStart(principal: Principal, body: StartBody): Promise<WorkflowDefinition> {
+    this.checkInitialDataShape(body.initial_data);
+    const def = this.catalog.require(body.workflow_type);
+    this.checkInitialData(def, body.initial_data, principal);
+    await this.checkConnectionDestinations(def, body.initial_data, principal);
+    return def;
   }
 
   /** Bounds what a run carries through Temporal and the projection, before any schema work. */
@@ -154,15 +160,9 @@ export class RunsService {
     await this.database.ping();
     try {
       await this.temporal.forOrganization(org).workflow.start(def.workflow_type, {
-        taskQueue: TASK_QUEUE,
+        ...engineStartOptions(def, org, state),
         workflowId,
         args: [input],
-        memo: { [MEMO_WORKFLOW_TYPE]: def.workflow_type },
-        typedSearchAttributes: [
-          { key: SA_ORGANIZATION, value: org },
-          { key: SA_WORKFLOW_TYPE, value: def.workflow_type },
-          { key: SA_STATE, value: state },
-        ],
       });
     } catch (err) {
       // A concurrent request with the same Idempotency-Key started it first: same run.
@@ -256,16 +256,10 @@ export class RunsService {
     };
     try {
       await this.temporal.forOrganization(row.organizationUuid).workflow.start(def.workflow_type, {
-        taskQueue: TASK_QUEUE,
+        ...engineStartOptions(def, row.organizationUuid, details.checkpoint.state),
         workflowId,
         args: [input],
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-        memo: { [MEMO_WORKFLOW_TYPE]: def.workflow_type },
-        typedSearchAttributes: [
-          { key: SA_ORGANIZATION, value: row.organizationUuid },
-          { key: SA_WORKFLOW_TYPE, value: def.workflow_type },
-          { key: SA_STATE, value: details.checkpoint.state },
-        ],
       });
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) {
