@@ -3,8 +3,9 @@ import { definitions } from '../../workflows/registry';
 import { jsonSchema } from '../catalog/catalog.service';
 import { plugins } from '../plugins/plugins';
 import { listQuerySchema } from '../runs/run-list';
+import { scheduleBodySchema } from '../schedules/schedule-body';
 import { payloadsBody } from '../temporal-codec/payload-json';
-import { cancelResult, definition, prerequisites, run, startResult, transition, typeList, typeSchema } from './run-schemas';
+import { cancelResult, definition, prerequisites, run, scheduleTriggered, scheduleView, startResult, transition, typeList, typeSchema } from './run-schemas';
 
 const errorBody = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown() }),
@@ -114,6 +115,53 @@ const streamEvent = {
     },
   },
 };
+
+const scheduleLinks = (expression: string) => ({
+  GetSchedule: link('getSchedule', 'id', expression),
+  PauseSchedule: link('pauseSchedule', 'id', expression),
+  UnpauseSchedule: link('unpauseSchedule', 'id', expression),
+  TriggerSchedule: link('triggerSchedule', 'id', expression),
+  DeleteSchedule: link('deleteSchedule', 'id', expression),
+});
+
+/** Temporal Schedules starting the organization's runs. */
+function schedulePaths() {
+  const action = (operationId: string, summary: string, answer: ReturnType<typeof ok>) => ({
+    post: { operationId, summary, parameters: [idParam], responses: { ...answer, ...errors(404, 422), ...authenticated } },
+  });
+  return {
+    '/api/schedules': {
+      get: {
+        operationId: 'listSchedules',
+        summary: "The organization's schedules, newest first",
+        responses: { ...ok(z.object({ schedules: z.array(scheduleView) }), '200', scheduleLinks('$response.body#/schedules/0/schedule_id')), ...authenticated },
+      },
+      post: {
+        operationId: 'createSchedule',
+        summary: 'Create a Temporal Schedule starting runs of a type (exactly one of cron and interval_seconds); initial_data is validated like a start',
+        requestBody: { required: true, content: json(scheduleBodySchema, 'input') },
+        responses: {
+          ...ok(scheduleView, '201', scheduleLinks('$response.body#/schedule_id')),
+          ...withBody,
+          ...errors(403, 404, 422),
+          ...authenticated,
+        },
+      },
+    },
+    '/api/schedules/{id}': {
+      get: { operationId: 'getSchedule', summary: 'A schedule', parameters: [idParam], responses: { ...ok(scheduleView), ...errors(404, 422), ...authenticated } },
+      delete: {
+        operationId: 'deleteSchedule',
+        summary: 'Delete a schedule (the runs it started are kept)',
+        parameters: [idParam],
+        responses: { '204': { description: 'deleted' }, ...errors(404, 422), ...authenticated },
+      },
+    },
+    '/api/schedules/{id}/pause': action('pauseSchedule', 'Pause a schedule', ok(scheduleView)),
+    '/api/schedules/{id}/unpause': action('unpauseSchedule', 'Unpause a schedule', ok(scheduleView)),
+    '/api/schedules/{id}/trigger': action('triggerSchedule', 'Start a run now, even while paused', ok(scheduleTriggered, '202')),
+  };
+}
 
 /** Temporal's remote codec protocol (the Temporal UI's codec endpoint): Payloads as protobuf JSON, bytes in base64. */
 function temporalCodecPaths() {
@@ -357,6 +405,7 @@ export function buildOpenApiDocument() {
           responses: { '204': { description: 'deleted' }, ...errors(404, 422), ...authenticated },
         },
       },
+      ...schedulePaths(),
       ...temporalCodecPaths(),
     },
   };
