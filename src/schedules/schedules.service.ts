@@ -4,7 +4,7 @@ import { and, desc, eq } from 'drizzle-orm';
 import { randomBytes } from 'node:crypto';
 import type { DatabaseHandle } from '../../db/client';
 import { schedules } from '../../db/schema';
-import { SCHEDULE_ID_PREFIX } from '../../workflows/constants';
+import { SA_ORGANIZATION, SA_WORKFLOW_TYPE, SCHEDULE_ID_PREFIX } from '../../workflows/constants';
 import type { EngineWorkflowInput } from '../../workflows/runtime/contract';
 import { initialState } from '../../workflows/runtime/definition';
 import { redact } from '../../workflows/runtime/redact';
@@ -56,7 +56,11 @@ export class SchedulesService {
         action: { type: 'startWorkflow', workflowType: def.workflow_type, workflowId: newRunId(), args: [input], ...engineStartOptions(def, org, initialState(def), scheduleId) },
         policies: { overlap: overlapPolicy(body.overlap) },
         state: { paused: body.paused },
-        typedSearchAttributes: engineStartOptions(def, org, initialState(def)).typedSearchAttributes.slice(0, 2),
+        // For operators filtering the Temporal UI's Schedules page, as they filter runs.
+        typedSearchAttributes: [
+          { key: SA_ORGANIZATION, value: org },
+          { key: SA_WORKFLOW_TYPE, value: def.workflow_type },
+        ],
       });
     } catch (err) {
       throw refusedSpec(err, body) ?? err;
