@@ -38,7 +38,7 @@ describe('POST /api/workflows/{id}/cancel', () => {
     expect(run.state_data).toMatchObject({ failure_type: 'cancelled', failed_step: 'cancel', failed_at_state: 'pending', api_token: '[redacted]' });
 
     const history = await api(`/api/workflows/${id}/history`);
-    expect(history.body.transitions.map((t: any) => [t.from, t.action, t.to])).toEqual([['pending', 'fail', 'failed']]);
+    expect(history.body.transitions.map((t: any) => [t.from, t.action, t.to])).toEqual([['PENDING', 'fail', 'FAILED']]);
 
     const stream = await readStream(id);
     const end = stream.events.at(-1)!;
