@@ -1,5 +1,6 @@
+import fs from 'node:fs';
 import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
-import { api, stackEnv, waitForTerminal } from '../support/api';
+import { api, secretLeaks, stackEnv, uniqueId, waitForTerminal } from '../support/api';
 import { waitFor } from '../support/ports';
 
 jest.setTimeout(60_000);
@@ -135,6 +136,28 @@ describe('a schedule at work', () => {
     expect((await api(`/api/schedules/${first}`, { method: 'DELETE' })).status).toBe(204);
     expect((await api(`/api/schedules/${first}`)).status).toBe(404);
     expect((await api('/api/schedules')).body.schedules.map((s: any) => s.schedule_id)).not.toContain(first);
+  });
+});
+
+describe("a schedule's secrets", () => {
+  it('never appear in its views, its runs, their history or the service log', async () => {
+    const secret = uniqueId('schedule-token');
+    const created = await createSchedule({ interval_seconds: 3600, paused: true, initial_data: { base_url: stackEnv.esignUrl, api_token: secret } });
+    expect(created.status).toBe(201);
+    const id = created.body.schedule_id;
+    await api(`/api/schedules/${id}/trigger`, { method: 'POST' });
+    const [run] = await waitFor('the triggered run', async () => ((await runsOf(id)).length ? runsOf(id) : undefined), 20_000);
+    await waitForTerminal(run.workflow_id);
+    const bodies: Array<[string, string]> = [];
+    for (const path of [`/api/schedules/${id}`, '/api/schedules', `/api/workflows/${run.workflow_id}`, `/api/workflows/${run.workflow_id}/history`]) {
+      bodies.push([path, JSON.stringify((await api(path)).body)]);
+    }
+    bodies.push(['create', JSON.stringify(created.body)]);
+    await new Promise((r) => setTimeout(r, 1_000));
+    const log = fs.readFileSync(stackEnv.logFile, 'utf8');
+    expect(log).toContain(run.workflow_id);
+    expect(secretLeaks({ api_token: secret }, [...bodies, ['the service log', log]])).toEqual([]);
+    expect(bodies[0][1]).toContain('[redacted]');
   });
 });
 
