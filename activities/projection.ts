@@ -37,7 +37,7 @@ export function createProjection(db: Database): ProjectionActivities {
       const e = storable(event);
       await db
         .insert(runs)
-        .values(runRow(e, e.state_name))
+        .values({ ...runRow(e, e.state_name), scheduleId: e.schedule_id ?? null })
         .onConflictDoUpdate({
           target: runs.workflowId,
           set: {

@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { type Dispatcher, fetch, type Response } from 'undici';
 import { wellFormed } from '../workflows/runtime/storable-text';
@@ -107,6 +108,22 @@ function providerFailure(ledger: AttemptLedger, answered: boolean, message: stri
   return ApplicationFailure.create({ message, type, nonRetryable: spent, details: kept ? [kept] : undefined });
 }
 
+/** The activity's cancellation (delivered on a heartbeat), or undefined outside an activity. */
+function activityCancellation(): AbortSignal | undefined {
+  try {
+    return Context.current().cancellationSignal;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A cancelled run must not leave its provider call running until the time-out. */
+function callSignal(timeoutMs: number): AbortSignal {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const cancelled = activityCancellation();
+  return cancelled ? AbortSignal.any([timeout, cancelled]) : timeout;
+}
+
 /**
  * Everything built from the provider's answer (the kept body, the message, a network error's
  * text) is stored, projected and logged, and failure messages sit in clear in Temporal
@@ -122,11 +139,13 @@ async function send(config: ProviderHttpConfig, request: ProviderRequest, scrub:
     res = await fetch(request.url, {
       method: request.method,
       headers,
-      signal: AbortSignal.timeout(config.timeoutMs),
+      signal: callSignal(config.timeoutMs),
       redirect: 'error',
       dispatcher: config.dispatcher,
     });
   } catch (err) {
+    const cancelled = activityCancellation();
+    if (cancelled?.aborted) throw cancelled.reason;
     // By name, not instanceof: fetch's errors may come from another realm.
     const cause = (err as { cause?: { name?: unknown; message?: unknown } })?.cause;
     if (cause?.name === 'OutboundPolicyError') {

@@ -50,6 +50,8 @@ export const runs = pgTable(
     attempt: integer('attempt').notNull().default(1),
     lastSeq: integer('last_seq').notNull().default(0),
     stateData: jsonb('state_data'),
+    // The schedule whose action started the run, if any (GET /workflows?schedule_id=).
+    scheduleId: text('schedule_id'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
   },
@@ -61,6 +63,7 @@ export const runs = pgTable(
     index('runs_org_type_created_idx').on(t.organizationUuid, t.workflowType, ...newestFirst(t)),
     index('runs_org_status_created_idx').on(t.organizationUuid, t.status, ...newestFirst(t)),
     index('runs_org_state_created_idx').on(t.organizationUuid, t.stateName, ...newestFirst(t)),
+    index('runs_org_schedule_created_idx').on(t.organizationUuid, t.scheduleId, ...newestFirst(t)),
   ],
 );
 
@@ -108,4 +111,25 @@ export const connections = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [uniqueIndex('connections_org_name_idx').on(t.organizationUuid, t.name)],
+);
+
+/**
+ * An organization's Temporal Schedules, as created: Temporal keeps a cron only as the calendar
+ * it compiles to, and lists schedules only eventually, so the API lists and answers from here and
+ * asks Temporal for what changes (paused, next and recent actions). initial_data is redacted.
+ */
+export const schedules = pgTable(
+  'schedules',
+  {
+    scheduleId: text('schedule_id').primaryKey(),
+    organizationUuid: text('organization_uuid').notNull(),
+    workflowType: text('workflow_type').notNull(),
+    initialData: jsonb('initial_data').notNull(),
+    cron: text('cron'),
+    intervalSeconds: integer('interval_seconds'),
+    timezone: text('timezone').notNull(),
+    overlap: text('overlap').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('schedules_org_created_idx').on(t.organizationUuid, t.createdAt.desc().nullsFirst(), t.scheduleId.desc().nullsFirst())],
 );

@@ -15,6 +15,7 @@ import type { Logger } from './logger';
 import { OpenApiModule } from './openapi/openapi.module';
 import { PluginsModule } from './plugins/plugins.module';
 import { RunsModule } from './runs/runs.module';
+import { SchedulesModule } from './schedules/schedules.module';
 import type { TemporalClients } from './temporal-clients';
 import { TemporalCodecModule } from './temporal-codec/temporal-codec.module';
 
@@ -54,6 +55,7 @@ export class AppModule {
         LimitsModule,
         CatalogModule,
         RunsModule,
+        SchedulesModule,
         PluginsModule,
         ConnectionsModule,
         TemporalCodecModule,

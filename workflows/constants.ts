@@ -12,5 +12,9 @@ export const SEARCH_ATTRIBUTES = [SA_ORGANIZATION, SA_WORKFLOW_TYPE, SA_STATE];
 /** Memo key under which a run's workflow type is kept. */
 export const MEMO_WORKFLOW_TYPE = 'workflow_type';
 
+/** Memo key under which a run started by a schedule's action carries the schedule's id. */
+export const MEMO_SCHEDULE_ID = 'schedule_id';
+export const SCHEDULE_ID_PREFIX = 'sch_';
+
 export const RUN_ID_PREFIX = 'wf_';
 export const ORGANIZATION_PREFIX = 'org_';

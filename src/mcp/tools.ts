@@ -225,7 +225,7 @@ export function createMcpServer(api: RunApiClient): McpServer {
     {
       title: 'Get a workflow run',
       description:
-        'Returns a run as it is now, without waiting: state_name, status (RUNNING, COMPLETED, FAILED), attempt and, ' +
+        'Returns a run as it is now, without waiting: state_name, status (RUNNING, COMPLETED, FAILED, CANCELLED), attempt and, ' +
         'once terminal, state_data. Use it to check on a run you are not watching; use watch_workflow to wait for one.',
       inputSchema: { workflow_id: workflowId },
       outputSchema: run,
@@ -260,9 +260,9 @@ export function createMcpServer(api: RunApiClient): McpServer {
     {
       title: 'Retry a failed workflow run',
       description:
-        'Re-drives a FAILED run from its last good state, under the same workflow_id (attempt + 1, its history continues). ' +
+        'Re-drives a FAILED or CANCELLED run from its last good state, under the same workflow_id (attempt + 1, its history continues). ' +
         'Use it once the cause of the failure is fixed (a token, a connection, the provider is back); then watch_workflow again. ' +
-        'Refused for a run that is not FAILED, or whose input was invalid (start a new run then).',
+        'Refused for a run that is neither FAILED nor CANCELLED, or whose input was invalid (start a new run then).',
       inputSchema: { workflow_id: workflowId },
       outputSchema: startResult,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },

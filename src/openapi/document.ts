@@ -3,8 +3,9 @@ import { definitions } from '../../workflows/registry';
 import { jsonSchema } from '../catalog/catalog.service';
 import { plugins } from '../plugins/plugins';
 import { listQuerySchema } from '../runs/run-list';
+import { scheduleBodySchema } from '../schedules/schedule-body';
 import { payloadsBody } from '../temporal-codec/payload-json';
-import { definition, prerequisites, run, startResult, transition, typeList, typeSchema } from './run-schemas';
+import { cancelResult, definition, prerequisites, run, scheduleTriggered, scheduleView, startResult, transition, typeList, typeSchema } from './run-schemas';
 
 const errorBody = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown() }),
@@ -82,6 +83,7 @@ const runLinks = (expression: string) => ({
   GetRunHistory: link('getRunHistory', 'id', expression),
   StreamRun: link('streamRun', 'id', expression),
   RetryRun: link('retryRun', 'id', expression),
+  CancelRun: link('cancelRun', 'id', expression),
 });
 const typeLinks = (expression: string) => ({
   GetType: link('getWorkflowType', 'type', expression),
@@ -113,6 +115,53 @@ const streamEvent = {
     },
   },
 };
+
+const scheduleLinks = (expression: string) => ({
+  GetSchedule: link('getSchedule', 'id', expression),
+  PauseSchedule: link('pauseSchedule', 'id', expression),
+  UnpauseSchedule: link('unpauseSchedule', 'id', expression),
+  TriggerSchedule: link('triggerSchedule', 'id', expression),
+  DeleteSchedule: link('deleteSchedule', 'id', expression),
+});
+
+/** Temporal Schedules starting the organization's runs. */
+function schedulePaths() {
+  const action = (operationId: string, summary: string, answer: ReturnType<typeof ok>) => ({
+    post: { operationId, summary, parameters: [idParam], responses: { ...answer, ...errors(404, 422), ...authenticated } },
+  });
+  return {
+    '/api/schedules': {
+      get: {
+        operationId: 'listSchedules',
+        summary: "The organization's schedules, newest first",
+        responses: { ...ok(z.object({ schedules: z.array(scheduleView) }), '200', scheduleLinks('$response.body#/schedules/0/schedule_id')), ...authenticated },
+      },
+      post: {
+        operationId: 'createSchedule',
+        summary: 'Create a Temporal Schedule starting runs of a type (exactly one of cron and interval_seconds); initial_data is validated like a start',
+        requestBody: { required: true, content: json(scheduleBodySchema, 'input') },
+        responses: {
+          ...ok(scheduleView, '201', scheduleLinks('$response.body#/schedule_id')),
+          ...withBody,
+          ...errors(403, 404, 422),
+          ...authenticated,
+        },
+      },
+    },
+    '/api/schedules/{id}': {
+      get: { operationId: 'getSchedule', summary: 'A schedule', parameters: [idParam], responses: { ...ok(scheduleView), ...errors(404, 422), ...authenticated } },
+      delete: {
+        operationId: 'deleteSchedule',
+        summary: 'Delete a schedule (the runs it started are kept)',
+        parameters: [idParam],
+        responses: { '204': { description: 'deleted' }, ...errors(404, 422), ...authenticated },
+      },
+    },
+    '/api/schedules/{id}/pause': action('pauseSchedule', 'Pause a schedule', ok(scheduleView)),
+    '/api/schedules/{id}/unpause': action('unpauseSchedule', 'Unpause a schedule', ok(scheduleView)),
+    '/api/schedules/{id}/trigger': action('triggerSchedule', 'Start a run now, even while paused', ok(scheduleTriggered, '202')),
+  };
+}
 
 /** Temporal's remote codec protocol (the Temporal UI's codec endpoint): Payloads as protobuf JSON, bytes in base64. */
 function temporalCodecPaths() {
@@ -263,6 +312,7 @@ export function buildOpenApiDocument() {
             queryParam('workflow_type', q.workflow_type),
             queryParam('status', q.status),
             queryParam('state_name', q.state_name),
+            { ...queryParam('schedule_id', q.schedule_id), description: 'only the runs this schedule started' },
             { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
             { ...queryParam('cursor', q.cursor), description: 'next_cursor of the previous page' },
           ],
@@ -297,10 +347,18 @@ export function buildOpenApiDocument() {
           },
         },
       },
+      '/api/workflows/{id}/cancel': {
+        post: {
+          operationId: 'cancelRun',
+          summary: 'Cancel a running run: it fails with failure_type cancelled and ends CANCELLED (409 run_not_running once terminal)',
+          parameters: [idParam],
+          responses: { ...ok(cancelResult, '202'), ...errors(404, 409, 422), ...authenticated },
+        },
+      },
       '/api/workflows/{id}/retry': {
         post: {
           operationId: 'retryRun',
-          summary: 'Re-drive a FAILED run from its last good state',
+          summary: 'Re-drive a FAILED or CANCELLED run from its last good state',
           parameters: [idParam],
           responses: { ...ok(startResult), ...errors(404, 409, 422), ...authenticated },
         },
@@ -347,6 +405,7 @@ export function buildOpenApiDocument() {
           responses: { '204': { description: 'deleted' }, ...errors(404, 422), ...authenticated },
         },
       },
+      ...schedulePaths(),
       ...temporalCodecPaths(),
     },
   };

@@ -1,10 +1,13 @@
 import { z } from 'zod';
+import { RUN_STATUSES } from '../../workflows/runtime/contract';
+import { OVERLAP_POLICIES, type Overlap } from '../schedules/schedule-body';
 
 /**
  * The answers of the run and catalog routes: the OpenAPI document and the MCP tools' output
  * schemas are both derived from these, so an agent sees exactly what the API returns.
  */
 export const startResult = z.object({ workflow_id: z.string(), state_name: z.string(), is_terminal: z.boolean() });
+export const cancelResult = z.object({ workflow_id: z.string(), cancel_requested: z.literal(true) });
 export const run = z.object({
   workflow_id: z.string(),
   workflow_type: z.string(),
@@ -12,7 +15,7 @@ export const run = z.object({
   organization_uuid: z.string(),
   state_name: z.string(),
   is_terminal: z.boolean(),
-  status: z.enum(['RUNNING', 'COMPLETED', 'FAILED']),
+  status: z.enum(RUN_STATUSES),
   attempt: z.int(),
   created_at: z.string(),
   updated_at: z.string(),
@@ -52,3 +55,17 @@ export const prerequisites = z.object({
   required: z.array(z.object({ plugin: z.string(), fields: z.array(z.string()), connections: z.array(z.string()) })),
   steps: z.array(z.string()),
 });
+export const scheduleView = z.object({
+  schedule_id: z.string(),
+  workflow_type: z.string(),
+  initial_data: z.record(z.string(), z.unknown()).describe('As given, secret fields as "[redacted]"'),
+  cron: z.string().nullable(),
+  interval_seconds: z.int().nullable(),
+  timezone: z.string(),
+  overlap: z.enum(Object.keys(OVERLAP_POLICIES) as [Overlap, ...Overlap[]]),
+  paused: z.boolean(),
+  created_at: z.string(),
+  next_action_times: z.array(z.string()).max(5),
+  recent_runs: z.array(z.object({ workflow_id: z.string(), started_at: z.string() })),
+});
+export const scheduleTriggered = z.object({ schedule_id: z.string(), triggered: z.literal(true) });

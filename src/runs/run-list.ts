@@ -2,14 +2,16 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Database } from '../../db/client';
 import { runs } from '../../db/schema';
+import { RUN_STATUSES } from '../../workflows/runtime/contract';
 import { findUnstorableText } from '../../workflows/runtime/storable-text';
 import { ApiError } from '../common/api-error';
 import { runView } from './run-views';
 
 export const listQuerySchema = z.strictObject({
   workflow_type: z.string().min(1).max(200).optional(),
-  status: z.enum(['RUNNING', 'COMPLETED', 'FAILED']).optional(),
+  status: z.enum(RUN_STATUSES).optional(),
   state_name: z.string().min(1).max(100).optional(),
+  schedule_id: z.string().min(1).max(200).optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().max(200).optional(),
 });
@@ -27,6 +29,7 @@ export function listRunsQuery(db: Database, organizationUuid: string, q: ListQue
   if (q.workflow_type) filters.push(eq(runs.workflowType, q.workflow_type));
   if (q.status) filters.push(eq(runs.status, q.status));
   if (q.state_name) filters.push(eq(runs.stateName, q.state_name.toLowerCase()));
+  if (q.schedule_id) filters.push(eq(runs.scheduleId, q.schedule_id));
   if (q.cursor) {
     const c = decodeCursor(q.cursor);
     // A row comparison is an index condition; the equivalent OR of two comparisons is only a

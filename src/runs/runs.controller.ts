@@ -55,6 +55,12 @@ export class RunsController {
     await this.streams.stream(id, principal, req, res);
   }
 
+  @Post(':id/cancel')
+  @HttpCode(202)
+  cancel(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    return this.runs.cancel(id, principal);
+  }
+
   @Post(':id/retry')
   @HttpCode(200)
   retry(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {

@@ -10,5 +10,6 @@ import { TransitionBus } from './transition-bus.service';
   imports: [AuthModule, CatalogModule],
   controllers: [RunsController],
   providers: [RunsService, RunStreamService, TransitionBus],
+  exports: [RunsService],
 })
 export class RunsModule {}

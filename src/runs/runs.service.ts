@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
 import { and, asc, eq, gt, lt } from 'drizzle-orm';
 import { z } from 'zod';
@@ -9,7 +9,6 @@ import { originOf, sameOrigin } from '../../activities/origin';
 import { literalAddressProblem, outboundUrlProblem } from '../../activities/outbound';
 import type { DatabaseHandle } from '../../db/client';
 import { idempotencyKeys, runs, transitions } from '../../db/schema';
-import { MEMO_WORKFLOW_TYPE, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE, TASK_QUEUE } from '../../workflows/constants';
 import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
 import { initialState, type RunData, type WorkflowDefinition } from '../../workflows/runtime/definition';
 import { findTooDeep } from '../../workflows/runtime/json-walk';
@@ -25,9 +24,11 @@ import { newRunId, requestHash } from './run-ids';
 import { type ListQuery, listRuns } from './run-list';
 import { runView, startResult, transitionView } from './run-views';
 import { IDEMPOTENCY_KEY, type StartBody } from './start-body';
+import { engineStartOptions } from './start-options';
 
 const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 const RETRY_CLOSE_WAIT_MS = 5_000;
+const RETRYABLE_STATUSES: ReadonlySet<string> = new Set(['FAILED', 'CANCELLED']);
 
 @Injectable()
 export class RunsService {
@@ -49,10 +50,7 @@ export class RunsService {
 
   /** Starts a run; `replayed` says an Idempotency-Key matched an earlier identical request. */
   async start(principal: Principal, body: StartBody, idempotencyKey?: string) {
-    this.checkInitialDataShape(body.initial_data);
-    const def = this.catalog.require(body.workflow_type);
-    this.checkInitialData(def, body.initial_data, principal);
-    await this.checkConnectionDestinations(def, body.initial_data, principal);
+    const def = await this.checkStart(principal, body);
     if (idempotencyKey === undefined) return { result: await this.launch(def, body, principal, newRunId()), replayed: false };
 
     if (!IDEMPOTENCY_KEY.test(idempotencyKey)) {
@@ -78,6 +76,15 @@ export class RunsService {
       if (existing) return { result: startResult(existing), replayed: true };
     }
     return { result: await this.launch(def, body, principal, entry.workflowId), replayed: false };
+  }
+
+  /** Everything a start is validated on (422 naming each field), before anything starts; also for a schedule's runs. */
+  async checkStart(principal: Principal, body: StartBody): Promise<WorkflowDefinition> {
+    this.checkInitialDataShape(body.initial_data);
+    const def = this.catalog.require(body.workflow_type);
+    this.checkInitialData(def, body.initial_data, principal);
+    await this.checkConnectionDestinations(def, body.initial_data, principal);
+    return def;
   }
 
   /** Bounds what a run carries through Temporal and the projection, before any schema work. */
@@ -153,15 +160,9 @@ export class RunsService {
     await this.database.ping();
     try {
       await this.temporal.forOrganization(org).workflow.start(def.workflow_type, {
-        taskQueue: TASK_QUEUE,
+        ...engineStartOptions(def, org, state),
         workflowId,
         args: [input],
-        memo: { [MEMO_WORKFLOW_TYPE]: def.workflow_type },
-        typedSearchAttributes: [
-          { key: SA_ORGANIZATION, value: org },
-          { key: SA_WORKFLOW_TYPE, value: def.workflow_type },
-          { key: SA_STATE, value: state },
-        ],
       });
     } catch (err) {
       // A concurrent request with the same Idempotency-Key started it first: same run.
@@ -221,11 +222,29 @@ export class RunsService {
       .orderBy(asc(transitions.seq));
   }
 
-  /** Re-drives a FAILED run from its last good state, as a new execution under the same workflow id. */
+  /**
+   * Asks Temporal to cancel the execution; the workflow itself then fails the run as cancelled.
+   * A run that ends between the read and the request is refused like one already terminal.
+   */
+  async cancel(workflowId: string, principal: Principal) {
+    const row = await this.requireRun(workflowId, principal);
+    const notRunning = (status: string) =>
+      new ApiError(409, 'run_not_running', `only a RUNNING run can be cancelled; this run is ${status}`);
+    if (row.isTerminal) throw notRunning(row.status);
+    try {
+      await this.temporal.forOrganization(row.organizationUuid).workflow.getHandle(workflowId).cancel();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw notRunning('no longer running');
+      throw err;
+    }
+    return { workflow_id: workflowId, cancel_requested: true };
+  }
+
+  /** Re-drives a FAILED or CANCELLED run from its last good state, as a new execution under the same workflow id. */
   async retry(workflowId: string, principal: Principal) {
     const row = await this.requireRun(workflowId, principal);
-    if (row.status !== 'FAILED') {
-      throw new ApiError(409, 'not_failed', `only a FAILED run can be retried; this run is ${row.status}`);
+    if (!RETRYABLE_STATUSES.has(row.status)) {
+      throw new ApiError(409, 'not_failed', `only a FAILED or CANCELLED run can be retried; this run is ${row.status}`);
     }
     const def = this.catalog.require(row.workflowType);
     const details = await this.failedRunDetails(workflowId, row.organizationUuid);
@@ -237,16 +256,10 @@ export class RunsService {
     };
     try {
       await this.temporal.forOrganization(row.organizationUuid).workflow.start(def.workflow_type, {
-        taskQueue: TASK_QUEUE,
+        ...engineStartOptions(def, row.organizationUuid, details.checkpoint.state),
         workflowId,
         args: [input],
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-        memo: { [MEMO_WORKFLOW_TYPE]: def.workflow_type },
-        typedSearchAttributes: [
-          { key: SA_ORGANIZATION, value: row.organizationUuid },
-          { key: SA_WORKFLOW_TYPE, value: def.workflow_type },
-          { key: SA_STATE, value: details.checkpoint.state },
-        ],
       });
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) {
@@ -285,7 +298,7 @@ export class RunsService {
       const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
       const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as FailedRunDetails | undefined) : undefined;
       if (details?.checkpoint) return { checkpoint: details.checkpoint, output: details.output };
-      throw new ApiError(409, 'not_retryable', 'this run cannot be re-driven (its input was invalid or it was cancelled): start a new run');
+      throw new ApiError(409, 'not_retryable', 'this run cannot be re-driven (its input was invalid, or it was cancelled before cancelled runs kept a checkpoint): start a new run');
     } finally {
       clearTimeout(timer);
     }

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { ConnectionStore } from '../../activities/connections';
@@ -66,8 +66,15 @@ describe('record workflow histories', () => {
     await env?.teardown();
   });
 
-  async function record(name: string, workflowType: string, input: EngineWorkflowInput, workflowId = `wf_record_${name}`) {
+  async function record(
+    name: string,
+    workflowType: string,
+    input: EngineWorkflowInput,
+    workflowId = `wf_record_${name}`,
+    meanwhile?: (handle: WorkflowHandle) => Promise<void>,
+  ) {
     const handle = await env.client.workflow.start(workflowType, { taskQueue: TASK_QUEUE, workflowId, args: [input] });
+    await meanwhile?.(handle);
     const outcome = await handle.result().catch((err) => err);
     // The CLI's JSON is the format historyFromJSON reads (and what engineers export from production).
     const json = execFileSync(TEMPORAL, ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', env.address], {
@@ -101,6 +108,17 @@ describe('record workflow histories', () => {
     await record('esign-get-completed', get, { organization_uuid: org, initial_data: { base_url: double.url } });
     await record('esign-get-unauthorized-failed', get, { organization_uuid: org, initial_data: { base_url: double.url, api_token: 'wrong' } });
     expect(fs.readdirSync(OUT).filter((f) => f.endsWith('.json')).length).toBeGreaterThanOrEqual(8);
+  });
+
+  it('records a run cancelled during its provider call', async () => {
+    const type = 'esign.authorizations.delete-user-authorization';
+    const cancelInCall = async (handle: WorkflowHandle) => {
+      while (!(await handle.describe()).raw.pendingActivities?.length) await new Promise((r) => setTimeout(r, 20));
+      await handle.cancel();
+    };
+    const cancelled = await record('esign-delete-cancelled', type, del('hang-1', ESIGN_VALID_TOKEN), undefined, cancelInCall);
+    const checkpoint = ((cancelled as WorkflowFailedError).cause as { details?: unknown[] }).details?.[0] as FailedRunDetails;
+    expect(checkpoint.checkpoint?.next).toEqual({ action: 'execute', delay_seconds: 0 });
   });
 
   it('records the dbhost types: poll loops to finished, failed status, deadline, 401 then a retry, endpoints', async () => {

@@ -41,6 +41,7 @@ describe.each(engines)('listing runs on %s', (_, open) => {
       stateName: i % 3 ? 'completed' : 'failed',
       status: i % 3 ? 'COMPLETED' : 'FAILED',
       isTerminal: true,
+      scheduleId: i % 4 ? null : 'sch_list',
       createdAt,
       updatedAt: createdAt,
     });
@@ -89,6 +90,10 @@ describe.each(engines)('listing runs on %s', (_, open) => {
     expect((await allPages({ limit: '2', state_name: 'COMPLETED' })).map((r) => r.workflow_id)).toEqual(
       await expected(sql`state_name = 'completed'`),
     );
+    expect((await allPages({ limit: '1', schedule_id: 'sch_list' })).map((r) => r.workflow_id)).toEqual(
+      await expected(sql`schedule_id = 'sch_list'`),
+    );
+    expect(await expected(sql`schedule_id = 'sch_list'`)).toHaveLength(3);
     expect((await allPages({ limit: '1', workflow_type: 'type.odd', status: 'COMPLETED' })).map((r) => r.workflow_id)).toEqual(
       await expected(sql`workflow_type = 'type.odd' and status = 'COMPLETED'`),
     );
@@ -146,6 +151,8 @@ describe.each(engines)('listing runs on %s', (_, open) => {
     { workflow_type: 'type.odd', state_name: 'failed' },
     { status: 'FAILED', state_name: 'failed' },
     { workflow_type: 'type.odd', status: 'FAILED', state_name: 'failed' },
+    { schedule_id: 'sch_list' },
+    { schedule_id: 'sch_list', status: 'CANCELLED' },
   ];
   const variants = filters.flatMap((f): Array<[string, Partial<ListQuery>]> => {
     const label = Object.keys(f).join(' + ') || 'no filter';

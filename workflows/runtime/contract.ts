@@ -30,7 +30,12 @@ export interface FailedRunDetails {
   output: RunData;
 }
 
-export type RunStatus = 'RUNNING' | 'COMPLETED' | 'FAILED';
+export const RUN_STATUSES = ['RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export type TerminalStatus = Exclude<RunStatus, 'RUNNING'>;
+
+/** The failure_type of a run ended by a cancel request; its status is CANCELLED. */
+export const CANCELLED = 'cancelled';
 
 export interface RunStartedEvent {
   workflow_id: string;
@@ -40,15 +45,17 @@ export interface RunStartedEvent {
   state_name: string;
   attempt: number;
   at: string;
+  /** The schedule whose action started the run (from the memo), for GET /workflows?schedule_id=. */
+  schedule_id?: string;
 }
 
-export interface TransitionEvent extends Omit<RunStartedEvent, 'state_name'> {
+export interface TransitionEvent extends Omit<RunStartedEvent, 'state_name' | 'schedule_id'> {
   seq: number;
   from: string;
   to: string;
   action: string;
   data: RunData;
-  terminal?: { status: Exclude<RunStatus, 'RUNNING'>; state_data: RunData };
+  terminal?: { status: TerminalStatus; state_data: RunData };
 }
 
 /**

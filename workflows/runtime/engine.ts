@@ -10,8 +10,8 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { MEMO_WORKFLOW_TYPE, ORGANIZATION_PREFIX, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE } from '../constants';
-import type { EngineWorkflowInput, FailedRunDetails, ProjectionActivities, ResumePoint } from './contract';
+import { MEMO_SCHEDULE_ID, MEMO_WORKFLOW_TYPE, ORGANIZATION_PREFIX, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE } from '../constants';
+import { CANCELLED, type EngineWorkflowInput, type FailedRunDetails, type ProjectionActivities, type ResumePoint, type TerminalStatus } from './contract';
 import { findTransition, initialState, type RunData, type StepContext, type WorkflowDefinition } from './definition';
 import { classifyFailure, type ClassifiedFailure, projectionRejection, StepFailure } from './failure';
 import { fieldProblems } from './field-problems';
@@ -30,6 +30,7 @@ const projection = proxyLocalActivities<ProjectionActivities>({
 const PATCH_STATE_ATTRIBUTE_ON_CHANGE = 'engine-state-attribute-on-change';
 const PATCH_WELL_FORMED_INPUT = 'engine-well-formed-input';
 const PATCH_ORGANIZATION_BINDING = 'engine-organization-binding';
+const PATCH_CANCEL_AS_FAILURE = 'engine-cancel-as-failure';
 
 /** Past this many history events a waiting run continues as new, keeping histories bounded. */
 const CONTINUE_AS_NEW_AFTER_EVENTS = 2_000;
@@ -52,6 +53,7 @@ class Machine {
   private data: RunData;
   private seq: number;
   private attempt: number;
+  private cancelled = false;
 
   constructor(
     private readonly def: WorkflowDefinition,
@@ -75,7 +77,8 @@ class Machine {
     const resume = this.input.resume;
     this.tagExecution();
     if (resume?.reason !== 'continue') {
-      await projection.projectRunStarted({ ...this.identity(), state_name: this.state, at: nowIso() });
+      const started = { ...this.identity(), state_name: this.state, at: nowIso(), schedule_id: scheduleIdOf(workflowInfo().memo) };
+      await CancellationScope.nonCancellable(() => projection.projectRunStarted(started));
     }
     if (!resume) {
       const invalid = this.validateInput();
@@ -96,14 +99,24 @@ class Machine {
       }
       return redact(this.data, this.def.secret_fields);
     } catch (err) {
-      if (isCancellation(err)) {
-        const cancelled = new StepFailure('run cancelled', 'cancelled', 'engine');
-        await CancellationScope.nonCancellable(() =>
-          this.fail(classifyFailure(cancelled, this.state, 'cancel'), 'cancel', false).catch(() => undefined),
-        );
-      }
-      throw err;
+      if (!isCancellation(err)) throw err;
+      return this.failCancelled(err, next);
     }
+  }
+
+  /**
+   * A cancel request ends the run through `fail` with failure_type cancelled and status CANCELLED.
+   * The execution ends Failed with a checkpoint on the action that was pending, so the run can be
+   * retried like any failed one; executions recorded before ended Cancelled, without a checkpoint.
+   */
+  private async failCancelled(cancellation: unknown, pending: Next): Promise<never> {
+    this.cancelled = true;
+    const failure = classifyFailure(new StepFailure('run cancelled', CANCELLED, 'engine'), this.state, 'cancel');
+    if (!patched(PATCH_CANCEL_AS_FAILURE)) {
+      await CancellationScope.nonCancellable(() => this.fail(failure, 'cancel', false).catch(() => undefined));
+      throw cancellation;
+    }
+    return CancellationScope.nonCancellable(() => this.fail(failure, 'cancel', true, pending));
   }
 
   /** Takes one transition; returns what comes after it. */
@@ -143,8 +156,8 @@ class Machine {
     return { action: spec.auto_advance ?? spec.retry_action ?? failedAction, delay_seconds: 0 };
   }
 
-  private async fail(failure: ClassifiedFailure, action: string, resumable = true): Promise<never> {
-    const before = { state: this.state, data: this.data, next: this.redrive(this.state, action) };
+  private async fail(failure: ClassifiedFailure, action: string, resumable = true, pending?: Next): Promise<never> {
+    const before = { state: this.state, data: this.data, next: pending ?? this.redrive(this.state, action) };
     const stamp =
       this.def.failure_stamp === 'failed_at' ? { failed_at: nowIso() } : { failed_action: action };
     const patch = { ...failure.patch, ...failure.fields, ...stamp };
@@ -183,7 +196,8 @@ class Machine {
   private async record(action: string, to: string, patch: RunData, stateData: RunData = this.data): Promise<void> {
     const target = this.def.states[to];
     const seq = this.seq + 1;
-    await projection.projectTransition({
+    // A cancel request must not interrupt a write: the run would lose track of the seq it stored.
+    await CancellationScope.nonCancellable(() => projection.projectTransition({
       ...this.identity(),
       seq,
       from: this.state,
@@ -192,15 +206,20 @@ class Machine {
       at: nowIso(),
       data: redact(patch, this.def.secret_fields),
       terminal: target.terminal
-        ? { status: target.success ? 'COMPLETED' : 'FAILED', state_data: redact(stateData, this.def.secret_fields) }
+        ? { status: this.terminalStatus(target.success), state_data: redact(stateData, this.def.secret_fields) }
         : undefined,
-    });
+    }));
     this.seq = seq;
     const changed = to !== this.state;
     this.state = to;
     // A transition back into the same state (a poll) leaves the attribute as it is, instead of an
     // event per poll; executions recorded before this upserted on every transition.
     if (changed || !patched(PATCH_STATE_ATTRIBUTE_ON_CHANGE)) upsertSearchAttributes([{ key: SA_STATE, value: to }]);
+  }
+
+  private terminalStatus(success: boolean | undefined): TerminalStatus {
+    if (success) return 'COMPLETED';
+    return this.cancelled ? 'CANCELLED' : 'FAILED';
   }
 
   private validateInput(): ClassifiedFailure | undefined {
@@ -294,6 +313,11 @@ class Machine {
       now: () => new Date(),
     };
   }
+}
+
+function scheduleIdOf(memo: Record<string, unknown> | undefined): string | undefined {
+  const id = memo?.[MEMO_SCHEDULE_ID];
+  return typeof id === 'string' ? id : undefined;
 }
 
 function nowIso(): string {

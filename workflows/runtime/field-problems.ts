@@ -20,6 +20,8 @@ function ruleName(issue: z.core.$ZodIssue): string {
   if (issue.code === 'too_big') return 'maximum';
   if (issue.code === 'too_small') return 'minimum';
   if (issue.code === 'invalid_format') return `format:${issue.format}`;
+  // A refinement names its rule in params: "custom" would tell the caller nothing.
+  if (issue.code === 'custom' && typeof issue.params?.rule === 'string') return issue.params.rule;
   return issue.code;
 }
 

@@ -1,0 +1,18 @@
+import { MEMO_SCHEDULE_ID, MEMO_WORKFLOW_TYPE, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE, TASK_QUEUE } from '../../workflows/constants';
+import type { WorkflowDefinition } from '../../workflows/runtime/definition';
+
+/**
+ * What every engine execution is started with (task queue, memo, search attributes), whether the
+ * API starts it, retries it or a schedule's action does, so all of them are projected alike.
+ */
+export function engineStartOptions(def: WorkflowDefinition, organizationUuid: string, state: string, scheduleId?: string) {
+  return {
+    taskQueue: TASK_QUEUE,
+    memo: { [MEMO_WORKFLOW_TYPE]: def.workflow_type, ...(scheduleId ? { [MEMO_SCHEDULE_ID]: scheduleId } : {}) },
+    typedSearchAttributes: [
+      { key: SA_ORGANIZATION, value: organizationUuid },
+      { key: SA_WORKFLOW_TYPE, value: def.workflow_type },
+      { key: SA_STATE, value: state },
+    ],
+  };
+}
