@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from pydantic import AnyUrl, BaseModel, ConfigDict, Field, RootModel
@@ -122,6 +122,12 @@ class Output(BaseModel):
         ),
     ] = None
     failed_at: str | None = None
+    already_absent: Annotated[
+        Literal[True] | None,
+        Field(
+            description="Set when the DELETE was re-sent after an attempt whose outcome was lost (a killed worker, a time-out) and the provider answered 404: the resource is gone"
+        ),
+    ] = None
     failure_reason: str | None = None
     failure_type: str | None = None
     failed_step: str | None = None

@@ -142,6 +142,10 @@ export interface EsignAuthorizationsDeleteUserAuthorizationOutput {
     [k: string]: unknown | undefined;
   };
   failed_at?: string;
+  /**
+   * Set when the DELETE was re-sent after an attempt whose outcome was lost (a killed worker, a time-out) and the provider answered 404: the resource is gone
+   */
+  already_absent?: true;
   failure_reason?: string;
   failure_type?: string;
   failed_step?: string;
