@@ -175,7 +175,7 @@ describe('the Temporal payload codec', () => {
           for (const key of Object.keys(JSON.parse(text(payload.data)))) expect(MARKER_BOOKKEEPING).toContain(key);
         }
         for (const { payload } of markers.filter((m) => m.path.includes('.details.patch-data.'))) {
-          expect(JSON.parse(text(payload.data))).toEqual({ id: expect.stringMatching(/^engine-/), deprecated: false });
+          expect(JSON.parse(text(payload.data))).toEqual({ id: expect.stringMatching(/^(engine-[a-z-]+|provider-call-budget)$/), deprecated: false });
         }
         // Search attributes stay readable: the UI and list filters need them.
         const attributes = found.filter((f) => f.path.includes('.searchAttributes.'));

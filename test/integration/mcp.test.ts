@@ -310,7 +310,7 @@ describe('MCP over HTTP: authentication and methods', () => {
     const client = await connect('http');
     await call(client, 'list_workflow_types', {});
     const log = fs.readFileSync(stackEnv.logFile, 'utf8');
-    expect(log).toContain('"url":"/mcp"');
+    expect(log).toContain('"route":"/mcp"');
     expect(log).not.toContain(stackEnv.tokenA);
   });
 });
