@@ -35,7 +35,8 @@ export class ExtraApi {
   }
 
   async start(): Promise<void> {
-    const port = await freePort();
+    // A PORT given up front is kept: a Temporal UI may already point its codec endpoint there.
+    const port = this.env.PORT ? Number(this.env.PORT) : await freePort();
     this.env.PORT = String(port);
     this.url = `http://127.0.0.1:${port}`;
     const root = projectRoot();
