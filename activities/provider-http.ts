@@ -4,6 +4,7 @@ import { type Dispatcher, fetch, type Response } from 'undici';
 import { wellFormed } from '../workflows/runtime/storable-text';
 import { originOf, sameOrigin } from './origin';
 import { outboundUrlProblem } from './outbound';
+import { providerSpan } from './provider-span';
 import { type Scrubber, scrubber } from './scrub';
 
 export interface ProviderHttpConfig {
@@ -111,13 +112,15 @@ async function send(config: ProviderHttpConfig, request: ProviderRequest, scrub:
   if (request.credential) headers.authorization = `Bearer ${request.credential.bearer}`;
   let res: Response;
   try {
-    res = await fetch(request.url, {
-      method: request.method,
-      headers,
-      signal: AbortSignal.timeout(config.timeoutMs),
-      redirect: 'error',
-      dispatcher: config.dispatcher,
-    });
+    res = await providerSpan(request.provider, request.method, request.url, headers, () =>
+      fetch(request.url, {
+        method: request.method,
+        headers,
+        signal: AbortSignal.timeout(config.timeoutMs),
+        redirect: 'error',
+        dispatcher: config.dispatcher,
+      }),
+    );
   } catch (err) {
     // By name, not instanceof: fetch's errors may come from another realm.
     const cause = (err as { cause?: { name?: unknown; message?: unknown } })?.cause;

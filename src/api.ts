@@ -11,6 +11,7 @@ import { bodyParserErrors } from './common/error.filter';
 import { bodyDepthLimit } from './limits/body-depth';
 import { methodNotAllowed } from './common/method-not-allowed';
 import { NestPinoLogger } from './nest-logger';
+import { httpSpans } from './telemetry/http-spans';
 import { openApiDocument } from './openapi/document';
 
 const withOrganization = (req: IncomingMessage, line: object) => ({
@@ -27,6 +28,7 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
   // The MCP endpoint is on the API's origin but not part of the REST surface under /api.
   app.setGlobalPrefix('api', { exclude: ['mcp'] });
   app.disable('x-powered-by');
+  if (deps.config.tracing) app.use(httpSpans);
   app.set('query parser', 'simple');
   app.use(
     pinoHttp({

@@ -5,6 +5,7 @@ import { type OutboundAllowList, parseOutboundAllow } from '../activities/outbou
 import { projectRoot } from '../db/client';
 import { type LimitsConfig, loadLimits } from './limits/limits.config';
 import { type CodecAuthSettings, parseCodecAuth } from './temporal-codec/codec-auth.config';
+import { parseTracing, type TracingSettings } from './telemetry/tracing';
 import { parseTemporalTls, type TemporalTlsSettings } from './temporal-tls';
 
 /** Every setting the service reads, from the environment. The README lists them all. */
@@ -38,6 +39,8 @@ export interface AppConfig {
   /** How long a resolved bearer token is trusted without asking the database; 0 asks every time. */
   tokenCacheTtlMs: number;
   logLevel: string;
+  /** OpenTelemetry traces over OTLP/HTTP; undefined is off. */
+  tracing?: TracingSettings;
   devBootstrap: boolean;
   limits: LimitsConfig;
 }
@@ -106,6 +109,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     sseKeepAliveMs: int('SSE_KEEPALIVE_MS', 15_000, env),
     tokenCacheTtlMs: int('TOKEN_CACHE_TTL_MS', 5_000, env),
     logLevel: env.LOG_LEVEL || 'info',
+    tracing: parseTracing(env),
     devBootstrap: env.DEV_BOOTSTRAP === '1',
     limits: loadLimits(env),
   };
