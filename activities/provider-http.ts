@@ -5,6 +5,7 @@ import { wellFormed } from '../workflows/runtime/storable-text';
 import { originOf, sameOrigin } from './origin';
 import { outboundUrlProblem } from './outbound';
 import { type AttemptLedger, currentLedger } from './provider-attempts';
+import { providerSpan } from './provider-span';
 import { type Scrubber, scrubber } from './scrub';
 
 export interface ProviderHttpConfig {
@@ -136,13 +137,15 @@ async function send(config: ProviderHttpConfig, request: ProviderRequest, scrub:
   if (request.credential) headers.authorization = `Bearer ${request.credential.bearer}`;
   let res: Response;
   try {
-    res = await fetch(request.url, {
-      method: request.method,
-      headers,
-      signal: callSignal(config.timeoutMs),
-      redirect: 'error',
-      dispatcher: config.dispatcher,
-    });
+    res = await providerSpan(request.provider, request.method, request.url, headers, () =>
+      fetch(request.url, {
+        method: request.method,
+        headers,
+        signal: callSignal(config.timeoutMs),
+        redirect: 'error',
+        dispatcher: config.dispatcher,
+      }),
+    );
   } catch (err) {
     const cancelled = activityCancellation();
     if (cancelled?.aborted) throw cancelled.reason;

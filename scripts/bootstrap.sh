@@ -88,6 +88,18 @@ else
   log "sdk/python/.venv up to date"
 fi
 
+# --- Chromium, for the test that opens the Temporal UI (test/integration/temporal-ui.test.ts) ---
+if [[ ! -x /usr/bin/chromium ]]; then
+  if ((EUID == 0)) && command -v apt-get >/dev/null; then
+    log "apt-get install chromium"
+    apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
+  else
+    log "warning: /usr/bin/chromium is missing and cannot be installed here (needs root and apt-get);" \
+      "the Temporal UI test will be skipped: run 'apt-get install chromium' as root"
+  fi
+fi
+
 use_pinned_node
 (($(node_major) >= NODE_MAJOR)) || die "node $(node --version 2>/dev/null || echo missing) is older than $NODE_MAJOR"
 command -v npm >/dev/null || die "npm is not installed"

@@ -41,6 +41,9 @@ trap 'shutdown; exit 143' TERM HUP
 
 # Own session, so the terminal's Ctrl-C reaches only this script, which then sends one SIGTERM
 # and stops the app before the Temporal server it talks to.
+# The local UI decodes without a token (loopback callers only); a deployment keeps the default, token.
+export TEMPORAL_CODEC_AUTH=${TEMPORAL_CODEC_AUTH:-loopback}
+export TEMPORAL_UI_ORIGINS=${TEMPORAL_UI_ORIGINS:-http://127.0.0.1:${TEMPORAL_UI_PORT:-8233},http://localhost:${TEMPORAL_UI_PORT:-8233}}
 DEV_BOOTSTRAP=1 WORKFLOW_BUNDLE_PATH=dist/workflow-bundle.js setsid node dist/src/main.js all </dev/null &
 app=$!
 rc=0

@@ -12,6 +12,7 @@ import { requestRoute } from './common/request-route';
 import { bodyDepthLimit } from './limits/body-depth';
 import { methodNotAllowed } from './common/method-not-allowed';
 import { NestPinoLogger } from './nest-logger';
+import { httpSpans } from './telemetry/http-spans';
 import { openApiDocument } from './openapi/document';
 
 /** Added when the response is done: routing has matched by then (the `req` serializer runs at the request's start). */
@@ -30,6 +31,7 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
   // The MCP endpoint is on the API's origin but not part of the REST surface under /api.
   app.setGlobalPrefix('api', { exclude: ['mcp'] });
   app.disable('x-powered-by');
+  if (deps.config.tracing) app.use(httpSpans);
   app.set('query parser', 'simple');
   app.use(
     pinoHttp({

@@ -4,6 +4,8 @@ import { parseAllowHttpHosts } from '../activities/outbound';
 import { type OutboundAllowList, parseOutboundAllow } from '../activities/outbound-allow';
 import { projectRoot } from '../db/client';
 import { type LimitsConfig, loadLimits } from './limits/limits.config';
+import { type CodecAuthSettings, parseCodecAuth } from './temporal-codec/codec-auth.config';
+import { parseTracing, type TracingSettings } from './telemetry/tracing';
 import { parseTemporalTls, type TemporalTlsSettings } from './temporal-tls';
 
 /** Every setting the service reads, from the environment. The README lists them all. */
@@ -23,6 +25,8 @@ export interface AppConfig {
   temporalUiOrigins: string[];
   /** Operator organizations: their members decode every organization's payloads at /api/temporal-codec. */
   codecOrganizations: string[];
+  /** How callers of /api/temporal-codec authenticate (TEMPORAL_CODEC_AUTH). */
+  codecAuth: CodecAuthSettings;
   allowHttpHosts: string[];
   /** Non-public destinations provider calls may reach (OUTBOUND_ALLOW); nothing inward otherwise. */
   outboundAllow: OutboundAllowList;
@@ -37,6 +41,8 @@ export interface AppConfig {
   /** SIGTERM: how long in-flight activities may finish before they are cancelled (see shutdown.ts). */
   shutdownGraceMs: number;
   logLevel: string;
+  /** OpenTelemetry traces over OTLP/HTTP; undefined is off. */
+  tracing?: TracingSettings;
   devBootstrap: boolean;
   limits: LimitsConfig;
 }
@@ -96,6 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     temporalUiUrl: env.TEMPORAL_UI_URL || 'http://127.0.0.1:8233',
     temporalUiOrigins: parseOrigins(env.TEMPORAL_UI_ORIGINS || 'http://127.0.0.1:8233,http://localhost:8233'),
     codecOrganizations: (env.TEMPORAL_CODEC_ORGANIZATIONS ?? '').split(',').map((o) => o.trim()).filter(Boolean),
+    codecAuth: parseCodecAuth(env),
     allowHttpHosts: parseAllowHttpHosts(env.ALLOW_HTTP_HOSTS),
     outboundAllow: parseOutboundAllow(env.OUTBOUND_ALLOW),
     ...esignFallback(env),
@@ -105,6 +112,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     tokenCacheTtlMs: int('TOKEN_CACHE_TTL_MS', 5_000, env),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 5_000, env),
     logLevel: env.LOG_LEVEL || 'info',
+    tracing: parseTracing(env),
     devBootstrap: env.DEV_BOOTSTRAP === '1',
     limits: loadLimits(env),
   };

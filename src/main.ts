@@ -16,6 +16,7 @@ import { createLogger } from './logger';
 import { shutdownBounds } from './shutdown';
 import { TemporalClients } from './temporal-clients';
 import { temporalTlsOptions } from './temporal-tls';
+import { startTracing } from './telemetry/tracing';
 import { createWorker } from './worker/worker';
 
 type Mode = 'all' | 'api' | 'worker';
@@ -29,6 +30,8 @@ async function main() {
   if (!['all', 'api', 'worker'].includes(mode)) throw new Error(`unknown mode ${mode}: use all, api or worker`);
   const config = loadConfig();
   keepDataDirPrivate(config.dataDir);
+  // Before anything opens a connection or a server, so all of it runs under the tracer provider.
+  const tracing = config.tracing && startTracing(config.tracing, mode);
   const logger = createLogger(config.logLevel);
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
@@ -56,7 +59,7 @@ async function main() {
     logger.info({ url: `http://${config.host}:${config.port}/api` }, 'API listening');
   }
   if (mode !== 'api') {
-    worker = await createWorker(config, database, connections, logger, createDataConverter(masterKey));
+    worker = await createWorker(config, database, connections, logger, createDataConverter(masterKey), tracing);
     workerDone = worker.run();
     logger.info({ task_queue: worker.options.taskQueue }, 'worker running');
   }
@@ -74,6 +77,9 @@ async function main() {
       ].join('\n') + '\n',
     );
   }
+
+  // Last, so the spans of everything stopped before it are flushed.
+  if (tracing) stops.push(() => tracing.shutdown());
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -1,6 +1,8 @@
 import { Client, type Connection } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { OrganizationCodec } from '../activities/payload-codec';
 import type { MasterPayloadKeys } from '../activities/payload-keys';
+import { runClientAttributes } from './telemetry/run-attributes';
 
 /**
  * The API's Temporal clients, one per organization on one connection: a request
@@ -22,7 +24,13 @@ export class TemporalClients {
     let client = this.clients.get(organization);
     if (!client) {
       const codec = new OrganizationCodec(this.keys, organization, true);
-      client = new Client({ connection: this.connection, namespace: this.namespace, dataConverter: { payloadCodecs: [codec] } });
+      client = new Client({
+        connection: this.connection,
+        namespace: this.namespace,
+        dataConverter: { payloadCodecs: [codec] },
+        // Propagate the request's trace into the run (a no-op while no tracer provider is registered).
+        interceptors: { workflow: [runClientAttributes(organization), new OpenTelemetryWorkflowClientInterceptor()] },
+      });
       this.clients.set(organization, client);
     }
     return client;

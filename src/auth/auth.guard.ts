@@ -19,20 +19,23 @@ export class AuthGuard implements CanActivate {
     const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]);
     if (isPublic) return true;
     const req = context.switchToHttp().getRequest();
-    const header: string | undefined = req.headers.authorization;
+    req.principal = await this.authenticate(req.headers.authorization);
+    return true;
+  }
+
+  /** The org member an Authorization header names; a 401 otherwise. */
+  async authenticate(header: string | undefined): Promise<Principal> {
     if (!header) throw unauthorized('missing bearer token');
     const token = bearerToken(header);
     if (!token) throw unauthorized('malformed Authorization header: expected "Bearer <token>"');
     const member = (await this.tokens.resolve(token))?.member;
     if (!member) throw unauthorized('unknown or revoked token');
-    const principal: Principal = {
+    return {
       user_id: member.token_id,
       organization_uuid: member.organization_uuid,
       username: member.username,
       token_type: 'org_member',
       principal_type: 'api_token',
     };
-    req.principal = principal;
-    return true;
   }
 }

@@ -2,6 +2,8 @@ import { Inject, Injectable, type MiddlewareConsumer, Module, type NestMiddlewar
 import type { NextFunction, Request, Response } from 'express';
 import { CONFIG } from '../common/di';
 import type { AppConfig } from '../config';
+import { AuthModule } from '../auth/auth.module';
+import { CodecCallerGuard } from './codec-caller.guard';
 import { TemporalCodecController } from './temporal-codec.controller';
 
 const ALLOWED_METHODS = 'POST, OPTIONS';
@@ -42,7 +44,7 @@ export class CodecCorsMiddleware implements NestMiddleware {
   }
 }
 
-@Module({ controllers: [TemporalCodecController], providers: [CodecCorsMiddleware] })
+@Module({ imports: [AuthModule], controllers: [TemporalCodecController], providers: [CodecCorsMiddleware, CodecCallerGuard] })
 export class TemporalCodecModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     consumer.apply(CodecCorsMiddleware).forRoutes({ path: 'temporal-codec/*path', method: RequestMethod.ALL });

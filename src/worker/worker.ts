@@ -1,6 +1,11 @@
 import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
-import { DefaultLogger, type LogLevel, makeTelemetryFilterString, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry';
+import { type ActivityInterceptorsFactory, DefaultLogger, type LogLevel, makeTelemetryFilterString, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { ConnectionStore } from '../../activities/connections';
 import { createDbhostActivities } from '../../activities/dbhost';
 import { createEsignActivities } from '../../activities/esign';
@@ -12,6 +17,8 @@ import { TASK_QUEUE } from '../../workflows/constants';
 import type { AppConfig } from '../config';
 import type { Logger } from '../logger';
 import { shutdownBounds } from '../shutdown';
+import { runActivityAttributes } from '../telemetry/run-attributes';
+import { type Tracing, tracingOff } from '../telemetry/tracing';
 import { temporalTlsOptions } from '../temporal-tls';
 
 let runtimeInstalled = false;
@@ -62,7 +69,11 @@ export function workerActivities(config: AppConfig, database: DatabaseHandle, co
   };
 }
 
-export const workflowInterceptorModules = [require.resolve('../../workflows/interceptors')];
+/** The engine's own, and OpenTelemetry's: its spans leave the sandbox through the `exporter` sink. */
+export const workflowInterceptorModules = [
+  require.resolve('../../workflows/interceptors'),
+  require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
+];
 
 /**
  * The worker's workflow code: a bundle built ahead of time when there is one (it holds the
@@ -74,12 +85,18 @@ function workflowSource(): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath
   return { workflowsPath: require.resolve('../../workflows'), workflowModules: workflowInterceptorModules };
 }
 
+const otelActivityInterceptors: ActivityInterceptorsFactory = (ctx) => ({
+  inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+  outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+});
+
 export async function createWorker(
   config: AppConfig,
   database: DatabaseHandle,
   connections: ConnectionStore,
   logger: Logger,
   dataConverter: DataConverter,
+  tracing: Pick<Tracing, 'processor' | 'resource'> = tracingOff(),
 ): Promise<Worker> {
   installRuntime(logger);
   const connection = await NativeConnection.connect({ address: config.temporalAddress, tls: temporalTlsOptions(config.temporalTls) });
@@ -92,7 +109,12 @@ export async function createWorker(
     // Payload codecs run outside the workflow sandbox: the (prebuilt) bundle is the same with or without them.
     dataConverter,
     activities: workerActivities(config, database, connections),
-    interceptors: { workflowModules, activity: [organizationLogAttributes] },
+    interceptors: {
+      workflowModules,
+      // runActivityAttributes after OpenTelemetry's, so it tags the activity's span.
+      activity: [organizationLogAttributes, otelActivityInterceptors, runActivityAttributes],
+    },
+    sinks: { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) },
     shutdownGraceTime: config.shutdownGraceMs,
     shutdownForceTime: shutdownBounds(config.shutdownGraceMs).workerForceMs,
   });

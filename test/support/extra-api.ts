@@ -7,8 +7,8 @@ import { projectRoot } from '../../db/client';
 import { freePort, waitFor } from './ports';
 
 /**
- * A second API process with its own settings, for suites that need a
- * configuration the shared stack must not have (a dead Temporal, tiny limits).
+ * A second API process (or API + worker) with its own settings, for suites that need a
+ * configuration the shared stack must not have (a dead Temporal, tiny limits, traces).
  * On Postgres it shares the stack's database; on PGlite it gets its own.
  */
 export class ExtraApi {
@@ -18,7 +18,11 @@ export class ExtraApi {
   url = '';
   readonly env: NodeJS.ProcessEnv;
 
-  constructor(overrides: Record<string, string>) {
+  /** mode `all` runs a worker too: only against a Temporal server of its own, or it takes the stack's tasks. */
+  constructor(
+    overrides: Record<string, string>,
+    private readonly mode: 'api' | 'all' = 'api',
+  ) {
     this.env = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -35,11 +39,12 @@ export class ExtraApi {
   }
 
   async start(): Promise<void> {
-    const port = await freePort();
+    // A PORT given up front is kept: a Temporal UI may already point its codec endpoint there.
+    const port = this.env.PORT ? Number(this.env.PORT) : await freePort();
     this.env.PORT = String(port);
     this.url = `http://127.0.0.1:${port}`;
     const root = projectRoot();
-    const child = spawn(process.execPath, [path.join(root, 'dist', 'src', 'main.js'), 'api'], {
+    const child = spawn(process.execPath, [path.join(root, 'dist', 'src', 'main.js'), this.mode], {
       cwd: root,
       env: this.env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -14,12 +14,20 @@ export interface TemporalDevServer {
   stop(): Promise<void>;
 }
 
-/** A real Temporal dev server on free ports, in memory, with the engine's search attributes registered. */
-export async function startTemporalDevServer(logFile: string): Promise<TemporalDevServer> {
+/** The Web UI, served on uiPort, its payloads decoded by the remote codec at codecEndpoint. */
+export interface TemporalUiOptions {
+  uiPort: number;
+  codecEndpoint: string;
+}
+
+/** A real Temporal dev server on free ports, in memory, with the engine's search attributes registered; headless unless ui is given. */
+export async function startTemporalDevServer(logFile: string, ui?: TemporalUiOptions): Promise<TemporalDevServer> {
   const binary = temporalBinary();
   if (!fs.existsSync(binary)) throw new Error(`${binary} missing: run scripts/bootstrap.sh`);
   const port = await freePort();
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--headless', '--log-level', 'warn'];
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn'];
+  if (ui) args.push('--ui-port', String(ui.uiPort), '--ui-codec-endpoint', ui.codecEndpoint, '--ui-disable-news-fetch');
+  else args.push('--headless');
   args.push('--http-port', String(await freePort()), '--metrics-port', String(await freePort()));
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
   const log = fs.openSync(logFile, 'a');

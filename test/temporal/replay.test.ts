@@ -3,7 +3,10 @@ import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { Worker } from '@temporalio/worker';
+import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import { projectRoot } from '../../db/client';
+import { tracingOff } from '../../src/telemetry/tracing';
+import { workflowInterceptorModules } from '../../src/worker/worker';
 import { testDataConverter } from '../support/temporal-test-env';
 
 /**
@@ -33,6 +36,19 @@ describe('replay of recorded histories', () => {
     await expect(
       Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows'), replayName: 'replay-test', dataConverter: testDataConverter }, history, workflowId),
     ).resolves.toBeUndefined();
+  });
+
+  // What the worker runs: the workflow interceptor modules (the engine's and OpenTelemetry's) in the sandbox.
+  it.each(files)('%s replays deterministically with the worker\'s workflow interceptors', async (file) => {
+    const { workflowId, history } = load(file);
+    const options = {
+      workflowsPath: require.resolve('../../workflows'),
+      interceptors: { workflowModules: workflowInterceptorModules },
+      sinks: { exporter: makeWorkflowExporter(tracingOff().processor, tracingOff().resource) },
+      replayName: 'replay-interceptors',
+      dataConverter: testDataConverter,
+    };
+    await expect(Worker.runReplayHistory(options, history, workflowId)).resolves.toBeUndefined();
   });
 
   it('detects a history the code would not produce', async () => {
