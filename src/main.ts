@@ -49,7 +49,7 @@ async function main() {
   if (mode !== 'worker') {
     const connection = Connection.lazy({ address: config.temporalAddress, tls: temporalTlsOptions(config.temporalTls) });
     // Every payload this process hands to Temporal is encrypted: the API's under the organization of the request.
-    const temporal = new TemporalClients(connection, config.temporalNamespace, new MasterPayloadKeys(masterKey));
+    const temporal = new TemporalClients(connection, config.temporalNamespace, new MasterPayloadKeys(masterKey), Boolean(tracing));
     const app = await createApi({ config, logger, database, temporal, connections });
     await app.listen(config.port, config.host);
     stops.push(() => app.close(), () => connection.close());

@@ -18,6 +18,8 @@ export class TemporalClients {
     readonly connection: Connection,
     private readonly namespace: string,
     readonly keys: MasterPayloadKeys,
+    /** Traces on: the client interceptors carry the request's trace into the run. Off, a start pays for none. */
+    private readonly traced = false,
   ) {}
 
   forOrganization(organization: string): Client {
@@ -28,8 +30,7 @@ export class TemporalClients {
         connection: this.connection,
         namespace: this.namespace,
         dataConverter: { payloadCodecs: [codec] },
-        // Propagate the request's trace into the run (a no-op while no tracer provider is registered).
-        interceptors: { workflow: [runClientAttributes(organization), new OpenTelemetryWorkflowClientInterceptor()] },
+        interceptors: this.traced ? { workflow: [runClientAttributes(organization), new OpenTelemetryWorkflowClientInterceptor()] } : undefined,
       });
       this.clients.set(organization, client);
     }

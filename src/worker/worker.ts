@@ -18,7 +18,7 @@ import type { AppConfig } from '../config';
 import type { Logger } from '../logger';
 import { shutdownBounds } from '../shutdown';
 import { runActivityAttributes } from '../telemetry/run-attributes';
-import { type Tracing, tracingOff } from '../telemetry/tracing';
+import type { Tracing } from '../telemetry/tracing';
 import { temporalTlsOptions } from '../temporal-tls';
 
 let runtimeInstalled = false;
@@ -69,20 +69,25 @@ export function workerActivities(config: AppConfig, database: DatabaseHandle, co
   };
 }
 
-/** The engine's own, and OpenTelemetry's: its spans leave the sandbox through the `exporter` sink. */
-export const workflowInterceptorModules = [
-  require.resolve('../../workflows/interceptors'),
+/** The engine's own workflow interceptors: what the prebuilt bundle holds. */
+export const workflowInterceptorModules = [require.resolve('../../workflows/interceptors')];
+
+/** With traces on, OpenTelemetry's too: its spans leave the sandbox through the `exporter` sink. */
+export const tracedWorkflowInterceptorModules = [
+  ...workflowInterceptorModules,
   require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
 ];
 
 /**
  * The worker's workflow code: a bundle built ahead of time when there is one (it holds the
- * workflow interceptors already), else the workflows and their interceptors, bundled now.
+ * engine's workflow interceptors already), else the workflows and their interceptors, bundled
+ * now. OpenTelemetry's workflow interceptors run on every activation, so the prebuilt bundle
+ * leaves them out and a worker with traces on bundles them in at start (a few seconds, once).
  */
-function workflowSource(): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> & { workflowModules?: string[] } {
+function workflowSource(traced: boolean): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> & { workflowModules?: string[] } {
   const prebuilt = process.env.WORKFLOW_BUNDLE_PATH;
-  if (prebuilt) return { workflowBundle: { codePath: path.resolve(prebuilt) } };
-  return { workflowsPath: require.resolve('../../workflows'), workflowModules: workflowInterceptorModules };
+  if (prebuilt && !traced) return { workflowBundle: { codePath: path.resolve(prebuilt) } };
+  return { workflowsPath: require.resolve('../../workflows'), workflowModules: traced ? tracedWorkflowInterceptorModules : workflowInterceptorModules };
 }
 
 const otelActivityInterceptors: ActivityInterceptorsFactory = (ctx) => ({
@@ -96,11 +101,11 @@ export async function createWorker(
   connections: ConnectionStore,
   logger: Logger,
   dataConverter: DataConverter,
-  tracing: Pick<Tracing, 'processor' | 'resource'> = tracingOff(),
+  tracing?: Pick<Tracing, 'processor' | 'resource'>,
 ): Promise<Worker> {
   installRuntime(logger);
   const connection = await NativeConnection.connect({ address: config.temporalAddress, tls: temporalTlsOptions(config.temporalTls) });
-  const { workflowModules, ...code } = workflowSource();
+  const { workflowModules, ...code } = workflowSource(tracing !== undefined);
   return Worker.create({
     connection,
     namespace: config.temporalNamespace,
@@ -112,9 +117,9 @@ export async function createWorker(
     interceptors: {
       workflowModules,
       // runActivityAttributes after OpenTelemetry's, so it tags the activity's span.
-      activity: [organizationLogAttributes, otelActivityInterceptors, runActivityAttributes],
+      activity: tracing ? [organizationLogAttributes, otelActivityInterceptors, runActivityAttributes] : [organizationLogAttributes],
     },
-    sinks: { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) },
+    sinks: tracing ? { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) } : undefined,
     shutdownGraceTime: config.shutdownGraceMs,
     shutdownForceTime: shutdownBounds(config.shutdownGraceMs).workerForceMs,
   });

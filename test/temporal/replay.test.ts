@@ -6,7 +6,7 @@ import { Worker } from '@temporalio/worker';
 import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import { projectRoot } from '../../db/client';
 import { tracingOff } from '../../src/telemetry/tracing';
-import { workflowInterceptorModules } from '../../src/worker/worker';
+import { tracedWorkflowInterceptorModules } from '../../src/worker/worker';
 import { testDataConverter } from '../support/temporal-test-env';
 
 /**
@@ -43,7 +43,7 @@ describe('replay of recorded histories', () => {
     const { workflowId, history } = load(file);
     const options = {
       workflowsPath: require.resolve('../../workflows'),
-      interceptors: { workflowModules: workflowInterceptorModules },
+      interceptors: { workflowModules: tracedWorkflowInterceptorModules },
       sinks: { exporter: makeWorkflowExporter(tracingOff().processor, tracingOff().resource) },
       replayName: 'replay-interceptors',
       dataConverter: testDataConverter,
