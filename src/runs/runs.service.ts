@@ -50,8 +50,15 @@ export class RunsService {
 
   /** Starts a run; `replayed` says an Idempotency-Key matched an earlier identical request. */
   async start(principal: Principal, body: StartBody, idempotencyKey?: string) {
+    // The database ping runs while the request is checked, off the critical path; launch waits
+    // for its answer before anything starts. Settled here so a refusal by the checks leaves no
+    // rejected promise behind.
+    const databaseDown = this.database.ping().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     const def = await this.checkStart(principal, body);
-    if (idempotencyKey === undefined) return { result: await this.launch(def, body, principal, newRunId()), replayed: false };
+    if (idempotencyKey === undefined) return { result: await this.launch(def, body, principal, newRunId(), databaseDown), replayed: false };
 
     if (!IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw validationFailed([{ field: 'Idempotency-Key', rule: 'format', message: 'must be 1-255 printable ASCII characters' }]);
@@ -75,7 +82,7 @@ export class RunsService {
       const existing = await this.findRun(entry.workflowId, org);
       if (existing) return { result: startResult(existing), replayed: true };
     }
-    return { result: await this.launch(def, body, principal, entry.workflowId), replayed: false };
+    return { result: await this.launch(def, body, principal, entry.workflowId, databaseDown), replayed: false };
   }
 
   /** Everything a start is validated on (422 naming each field), before anything starts; also for a schedule's runs. */
@@ -151,13 +158,14 @@ export class RunsService {
    * request repeating an Idempotency-Key can take the row as proof that the run started. The
    * workflow's own projectRunStarted writes the same row idempotently, in either order.
    */
-  private async launch(def: WorkflowDefinition, body: StartBody, principal: Principal, workflowId: string) {
+  private async launch(def: WorkflowDefinition, body: StartBody, principal: Principal, workflowId: string, databaseDown: Promise<unknown>) {
     const org = principal.organization_uuid;
     const state = initialState(def);
     const input: EngineWorkflowInput = { organization_uuid: org, initial_data: body.initial_data };
     // With the database down (the token may come from the cache) refuse before anything starts,
     // rather than answer 503 about a run that is executing.
-    await this.database.ping();
+    const down = await databaseDown;
+    if (down !== undefined) throw down;
     try {
       await this.temporal.forOrganization(org).workflow.start(def.workflow_type, {
         ...engineStartOptions(def, org, state),
