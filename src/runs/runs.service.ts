@@ -33,6 +33,7 @@ const RETRYABLE_STATUSES: ReadonlySet<string> = new Set(['FAILED', 'CANCELLED'])
 @Injectable()
 export class RunsService {
   private readonly projection;
+  private pingInFlight?: Promise<unknown>;
 
   constructor(
     @Inject(DATABASE) private readonly database: DatabaseHandle,
@@ -51,12 +52,8 @@ export class RunsService {
   /** Starts a run; `replayed` says an Idempotency-Key matched an earlier identical request. */
   async start(principal: Principal, body: StartBody, idempotencyKey?: string) {
     // The database ping runs while the request is checked, off the critical path; launch waits
-    // for its answer before anything starts. Settled here so a refusal by the checks leaves no
-    // rejected promise behind.
-    const databaseDown = this.database.ping().then(
-      () => undefined,
-      (err: unknown) => err,
-    );
+    // for its answer before anything starts.
+    const databaseDown = this.databaseDown();
     const def = await this.checkStart(principal, body);
     if (idempotencyKey === undefined) return { result: await this.launch(def, body, principal, newRunId(), databaseDown), replayed: false };
 
@@ -83,6 +80,23 @@ export class RunsService {
       if (existing) return { result: startResult(existing), replayed: true };
     }
     return { result: await this.launch(def, body, principal, entry.workflowId, databaseDown), replayed: false };
+  }
+
+  /**
+   * Resolves with the error of a database ping, or undefined when the database answered. Starts
+   * arriving while a ping is out share it: its answer still comes after they arrived, and under
+   * load they do not queue one ping each behind the worker's writes. Settled, so a start refused
+   * by its checks leaves no rejected promise behind.
+   */
+  private databaseDown(): Promise<unknown> {
+    this.pingInFlight ??= this.database
+      .ping()
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      )
+      .finally(() => (this.pingInFlight = undefined));
+    return this.pingInFlight;
   }
 
   /** Everything a start is validated on (422 naming each field), before anything starts; also for a schedule's runs. */
