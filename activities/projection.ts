@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { and, eq, lt, sql } from 'drizzle-orm';
+import { lt, sql } from 'drizzle-orm';
 import type { Database } from '../db/client';
 import { runs, transitions } from '../db/schema';
 import { PROJECTION_REJECTED, type ProjectionActivities, type RunStartedEvent, type TransitionEvent } from '../workflows/runtime/contract';
@@ -53,38 +53,35 @@ export function createProjection(db: Database): ProjectionActivities {
         });
     },
 
+    // One statement, so one round trip and its own transaction: the transition, the run row moved
+    // to it (created with it for a run whose start was not projected: a direct start), and the
+    // notification, all only when this (workflow_id, seq) is new. Its CTEs share one snapshot,
+    // so the update cannot see a row the insert creates; that row is written in its final state.
     async projectTransition(event) {
       const e = storable(event);
-      await db.transaction(async (tx) => {
-        await tx.insert(runs).values(runRow(e, e.from)).onConflictDoNothing();
-        const inserted = await tx
-          .insert(transitions)
-          .values({
-            workflowId: e.workflow_id,
-            seq: e.seq,
-            fromState: e.from,
-            toState: e.to,
-            action: e.action,
-            attempt: e.attempt,
-            at: new Date(e.at),
-            data: e.data,
-          })
-          .onConflictDoNothing()
-          .returning({ seq: transitions.seq });
-        if (!inserted.length) return;
-        await tx
-          .update(runs)
-          .set({
-            stateName: e.to,
-            lastSeq: e.seq,
-            updatedAt: new Date(e.at),
-            isTerminal: Boolean(e.terminal),
-            status: e.terminal?.status ?? 'RUNNING',
-            stateData: e.terminal?.state_data ?? null,
-          })
-          .where(and(eq(runs.workflowId, e.workflow_id), lt(runs.lastSeq, e.seq)));
-        await tx.execute(sql`select pg_notify(${TRANSITIONS_CHANNEL}, ${`${e.workflow_id}:${e.seq}${e.terminal ? 't' : ''}`})`);
-      });
+      const at = new Date(e.at).toISOString();
+      const status = e.terminal?.status ?? 'RUNNING';
+      const stateData = e.terminal ? JSON.stringify(e.terminal.state_data) : null;
+      const notice = `${e.workflow_id}:${e.seq}${e.terminal ? 't' : ''}`;
+      await db.execute(sql`
+        with inserted as (
+          insert into ${transitions} (workflow_id, seq, from_state, to_state, action, attempt, at, data)
+          values (${e.workflow_id}, ${e.seq}, ${e.from}, ${e.to}, ${e.action}, ${e.attempt}, ${at}::timestamptz, ${JSON.stringify(e.data)}::jsonb)
+          on conflict do nothing
+          returning seq
+        ),
+        created as (
+          insert into ${runs} (workflow_id, organization_uuid, workflow_type, version, state_name, is_terminal, status, attempt, last_seq, state_data, created_at, updated_at)
+          select ${e.workflow_id}, ${e.organization_uuid}, ${e.workflow_type}, ${e.version}, ${e.to}, ${Boolean(e.terminal)}, ${status}, ${e.attempt}, ${e.seq}, ${stateData}::jsonb, ${at}::timestamptz, ${at}::timestamptz
+          from inserted
+          on conflict do nothing
+        ),
+        moved as (
+          update ${runs}
+          set state_name = ${e.to}, last_seq = ${e.seq}, updated_at = ${at}::timestamptz, is_terminal = ${Boolean(e.terminal)}, status = ${status}, state_data = ${stateData}::jsonb
+          where workflow_id = ${e.workflow_id} and last_seq < ${e.seq} and exists (select from inserted)
+        )
+        select pg_notify(${TRANSITIONS_CHANNEL}, ${notice}) from inserted`);
     },
   };
   return {

@@ -87,12 +87,12 @@ export async function startOverhead(stack: BenchStack): Promise<BenchOutcome> {
       'p50 API/direct': r.p50,
       'p99 API/direct': r.p99,
       'throughput API/direct': r.throughput,
-      'p50 target ≤ 1.2': verdict(r.p50 <= 1.2),
-      'throughput target ≥ 0.85': verdict(r.throughput >= 0.85),
+      'p50 target ≤ 1.25 (c=1)': concurrency === 1 ? verdict(r.p50 <= 1.25) : '',
+      'throughput target ≥ 0.9 (c=32)': concurrency === 1 ? '' : verdict(r.throughput >= 0.9),
       'runs drained after (s)': round(drainMs / 1000, 1),
     });
     summary.push(
-      { benchmark: `1. start, c=${concurrency}`, metric: 'p50 ms', subject: `API ${ms(a.p50_ms)}`, baseline: `direct ${ms(d.p50_ms)}`, ratio: r.p50, target: '≤ 1.2' },
+      { benchmark: `1. start, c=${concurrency}`, metric: 'p50 ms', subject: `API ${ms(a.p50_ms)}`, baseline: `direct ${ms(d.p50_ms)}`, ratio: r.p50, target: concurrency === 1 ? '≤ 1.25' : '' },
       { benchmark: `1. start, c=${concurrency}`, metric: 'p99 ms', subject: `API ${ms(a.p99_ms)}`, baseline: `direct ${ms(d.p99_ms)}`, ratio: r.p99, target: '' },
       {
         benchmark: `1. start, c=${concurrency}`,
@@ -100,7 +100,7 @@ export async function startOverhead(stack: BenchStack): Promise<BenchOutcome> {
         subject: `API ${a.throughput_per_s}`,
         baseline: `direct ${d.throughput_per_s}`,
         ratio: r.throughput,
-        target: '≥ 0.85',
+        target: concurrency === 1 ? '' : '≥ 0.9',
       },
     );
   }
@@ -112,7 +112,7 @@ export async function startOverhead(stack: BenchStack): Promise<BenchOutcome> {
     ],
     summary,
     [
-      `type ${TYPE}; the API adds to the same Temporal start: HTTP + Nest, the token lookup (cached for TOKEN_CACHE_TTL_MS), zod validation, and registering the run (one statement, concurrent with the start)`,
+      `type ${TYPE}; the API adds to the same Temporal start: HTTP + Nest, the token lookup (cached for TOKEN_CACHE_TTL_MS), zod validation, a database ping (concurrent with the checks) and registering the run (one statement, after the start)`,
       'references: auth/me = HTTP + Nest + token lookup, no start; "DB write" = the database work of a start (register the run) called directly',
     ],
   );

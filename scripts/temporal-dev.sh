@@ -19,6 +19,7 @@ ADDRESS=127.0.0.1:$PORT
 PIDFILE=.data/temporal.pid
 LOGFILE=.data/temporal.log
 SEARCH_ATTRIBUTES=(EngineOrganizationUuid EngineWorkflowType EngineStateName) # all Keyword
+DYNAMIC_CONFIG=scripts/temporal-dev.dynamic-config # KEY=JSON lines; the test harness reads it too
 START_TIMEOUT=60
 
 log() { printf 'temporal-dev: %s\n' "$*" >&2; }
@@ -82,6 +83,10 @@ start() {
       --ui-codec-endpoint "$CODEC_ENDPOINT")
     local a
     for a in "${SEARCH_ATTRIBUTES[@]}"; do args+=(--search-attribute "$a=Keyword"); done
+    local line
+    while IFS= read -r line; do
+      [[ -z $line || $line == \#* ]] || args+=(--dynamic-config-value "$line")
+    done <"$DYNAMIC_CONFIG"
     [[ $NAMESPACE == default ]] || args+=(--namespace "$NAMESPACE")
     log "starting on $ADDRESS (log: $LOGFILE)"
     # Own session: a Ctrl-C meant for the caller's foreground job must not reach it; `stop` does.

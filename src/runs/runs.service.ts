@@ -33,6 +33,7 @@ const RETRYABLE_STATUSES: ReadonlySet<string> = new Set(['FAILED', 'CANCELLED'])
 @Injectable()
 export class RunsService {
   private readonly projection;
+  private pingInFlight?: Promise<unknown>;
 
   constructor(
     @Inject(DATABASE) private readonly database: DatabaseHandle,
@@ -50,8 +51,11 @@ export class RunsService {
 
   /** Starts a run; `replayed` says an Idempotency-Key matched an earlier identical request. */
   async start(principal: Principal, body: StartBody, idempotencyKey?: string) {
+    // The database ping runs while the request is checked, off the critical path; launch waits
+    // for its answer before anything starts.
+    const databaseDown = this.databaseDown();
     const def = await this.checkStart(principal, body);
-    if (idempotencyKey === undefined) return { result: await this.launch(def, body, principal, newRunId()), replayed: false };
+    if (idempotencyKey === undefined) return { result: await this.launch(def, body, principal, newRunId(), databaseDown), replayed: false };
 
     if (!IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw validationFailed([{ field: 'Idempotency-Key', rule: 'format', message: 'must be 1-255 printable ASCII characters' }]);
@@ -75,7 +79,24 @@ export class RunsService {
       const existing = await this.findRun(entry.workflowId, org);
       if (existing) return { result: startResult(existing), replayed: true };
     }
-    return { result: await this.launch(def, body, principal, entry.workflowId), replayed: false };
+    return { result: await this.launch(def, body, principal, entry.workflowId, databaseDown), replayed: false };
+  }
+
+  /**
+   * Resolves with the error of a database ping, or undefined when the database answered. Starts
+   * arriving while a ping is out share it: its answer still comes after they arrived, and under
+   * load they do not queue one ping each behind the worker's writes. Settled, so a start refused
+   * by its checks leaves no rejected promise behind.
+   */
+  private databaseDown(): Promise<unknown> {
+    this.pingInFlight ??= this.database
+      .ping()
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      )
+      .finally(() => (this.pingInFlight = undefined));
+    return this.pingInFlight;
   }
 
   /** Everything a start is validated on (422 naming each field), before anything starts; also for a schedule's runs. */
@@ -151,13 +172,14 @@ export class RunsService {
    * request repeating an Idempotency-Key can take the row as proof that the run started. The
    * workflow's own projectRunStarted writes the same row idempotently, in either order.
    */
-  private async launch(def: WorkflowDefinition, body: StartBody, principal: Principal, workflowId: string) {
+  private async launch(def: WorkflowDefinition, body: StartBody, principal: Principal, workflowId: string, databaseDown: Promise<unknown>) {
     const org = principal.organization_uuid;
     const state = initialState(def);
     const input: EngineWorkflowInput = { organization_uuid: org, initial_data: body.initial_data };
     // With the database down (the token may come from the cache) refuse before anything starts,
     // rather than answer 503 about a run that is executing.
-    await this.database.ping();
+    const down = await databaseDown;
+    if (down !== undefined) throw down;
     try {
       await this.temporal.forOrganization(org).workflow.start(def.workflow_type, {
         ...engineStartOptions(def, org, state),

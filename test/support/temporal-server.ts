@@ -8,6 +8,17 @@ import { freePort, waitFor } from './ports';
 
 export const temporalBinary = () => path.join(projectRoot(), '.venv', 'bin', 'temporal');
 
+/** `--dynamic-config-value` flags for every dev server: scripts/temporal-dev.dynamic-config, the one `make up` reads too. */
+export function devServerDynamicConfigArgs(): string[] {
+  const file = path.join(projectRoot(), 'scripts', 'temporal-dev.dynamic-config');
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('#'))
+    .flatMap((line) => ['--dynamic-config-value', line]);
+}
+
 export interface TemporalDevServer {
   address: string;
   process: ChildProcess;
@@ -25,7 +36,7 @@ export async function startTemporalDevServer(logFile: string, ui?: TemporalUiOpt
   const binary = temporalBinary();
   if (!fs.existsSync(binary)) throw new Error(`${binary} missing: run scripts/bootstrap.sh`);
   const port = await freePort();
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn'];
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn', ...devServerDynamicConfigArgs()];
   if (ui) args.push('--ui-port', String(ui.uiPort), '--ui-codec-endpoint', ui.codecEndpoint, '--ui-disable-news-fetch');
   else args.push('--headless');
   args.push('--http-port', String(await freePort()), '--metrics-port', String(await freePort()));

@@ -4,6 +4,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createDataConverter } from '../../activities/payload-codec';
 import { projectRoot } from '../../db/client';
 import { SEARCH_ATTRIBUTES } from '../../workflows/constants';
+import { devServerDynamicConfigArgs } from './temporal-server';
 
 const bin = (name: string) => path.join(projectRoot(), '.venv', 'bin', name);
 
@@ -38,7 +39,7 @@ export const timeSkippingEnv = async () =>
 export const localEnv = async () =>
   withSearchAttributes(
     await TestWorkflowEnvironment.createLocal({
-      server: { executable: { type: 'existing-path', path: bin('temporal') } },
+      server: { executable: { type: 'existing-path', path: bin('temporal') }, extraArgs: devServerDynamicConfigArgs() },
       client: { dataConverter: testDataConverter },
     }),
   );

@@ -2,7 +2,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { SEARCH_ATTRIBUTES } from '../../../workflows/constants';
 import { freePort, waitFor } from '../../support/ports';
-import { temporalBinary } from '../../support/temporal-server';
+import { devServerDynamicConfigArgs, temporalBinary } from '../../support/temporal-server';
 
 /**
  * A Temporal dev server whose state lives in a SQLite file (`--db-filename`),
@@ -29,7 +29,7 @@ export class PersistentTemporal {
       const binary = temporalBinary();
       if (!fs.existsSync(binary)) throw new Error(`${binary} missing: run scripts/bootstrap.sh`);
       this.port = await freePort();
-      this.args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(this.port), '--headless', '--log-level', 'warn'];
+      this.args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(this.port), '--headless', '--log-level', 'warn', ...devServerDynamicConfigArgs()];
       this.args.push('--http-port', String(await freePort()), '--metrics-port', String(await freePort()));
       this.args.push('--db-filename', this.dbFile);
       for (const key of SEARCH_ATTRIBUTES) this.args.push('--search-attribute', `${key.name}=Keyword`);
