@@ -133,3 +133,46 @@ export const schedules = pgTable(
   },
   (t) => [index('schedules_org_created_idx').on(t.organizationUuid, t.createdAt.desc().nullsFirst(), t.scheduleId.desc().nullsFirst())],
 );
+
+/**
+ * Provider events accepted per payments connection: the first delivery of an event id claims it
+ * for its run (the ingress's receiver chain, or a receive run started directly), so a repeated
+ * delivery answers with that run and a replayed one fails EVENT_REPLAYED.
+ */
+export const paymentEvents = pgTable(
+  'payment_events',
+  {
+    connectionUuid: text('connection_uuid').notNull(),
+    eventId: text('event_id').notNull(),
+    organizationUuid: text('organization_uuid').notNull(),
+    workflowId: text('workflow_id').notNull(),
+    acceptedAt: timestamp('accepted_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.connectionUuid, t.eventId] })],
+);
+
+/** Access granted by payments.access.grant_on_payment: one per source event and organization. */
+export const entitlements = pgTable(
+  'entitlements',
+  {
+    entitlementUuid: text('entitlement_uuid').primaryKey(),
+    organizationUuid: text('organization_uuid').notNull(),
+    subject: text('subject').notNull(),
+    sourceEventId: text('source_event_id').notNull(),
+    workflowId: text('workflow_id').notNull(),
+    eventType: text('event_type').notNull(),
+    objectId: text('object_id'),
+    eventMetadata: jsonb('event_metadata').notNull().default(sql`'{}'::jsonb`),
+    grantedAt: timestamp('granted_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('entitlements_org_source_event_idx').on(t.organizationUuid, t.sourceEventId),
+    index('entitlements_org_granted_idx').on(t.organizationUuid, t.grantedAt.desc().nullsFirst(), t.entitlementUuid.desc().nullsFirst()),
+    index('entitlements_org_subject_granted_idx').on(
+      t.organizationUuid,
+      t.subject,
+      t.grantedAt.desc().nullsFirst(),
+      t.entitlementUuid.desc().nullsFirst(),
+    ),
+  ],
+);

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { originOf } from '../activities/origin';
 import { parseAllowHttpHosts } from '../activities/outbound';
+import { DEFAULT_TOLERANCE_SECONDS } from '../activities/payments-signature';
 import { type OutboundAllowList, parseOutboundAllow } from '../activities/outbound-allow';
 import { projectRoot } from '../db/client';
 import { type LimitsConfig, loadLimits } from './limits/limits.config';
@@ -34,6 +35,8 @@ export interface AppConfig {
   /** The e-signature API root esignApiToken belongs to: the only origin it is sent to. */
   esignApiBaseUrl?: string;
   providerTimeoutMs: number;
+  /** How far a payment webhook's signed timestamp may be from now, either way (PAYMENTS_WEBHOOK_TOLERANCE_SECONDS). */
+  paymentsWebhookToleranceSeconds: number;
   bodyLimitBytes: number;
   sseKeepAliveMs: number;
   /** How long a resolved bearer token is trusted without asking the database; 0 asks every time. */
@@ -107,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     outboundAllow: parseOutboundAllow(env.OUTBOUND_ALLOW),
     ...esignFallback(env),
     providerTimeoutMs: int('PROVIDER_TIMEOUT_MS', 10_000, env),
+    paymentsWebhookToleranceSeconds: int('PAYMENTS_WEBHOOK_TOLERANCE_SECONDS', DEFAULT_TOLERANCE_SECONDS, env),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1_048_576, env),
     sseKeepAliveMs: int('SSE_KEEPALIVE_MS', 15_000, env),
     tokenCacheTtlMs: int('TOKEN_CACHE_TTL_MS', 5_000, env),

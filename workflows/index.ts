@@ -7,6 +7,8 @@ import { deleteUserAuthorization } from './esign-delete-user-authorization';
 import { getResourceInformation } from './esign-get-resource-information';
 import { endpointsList } from './dbhost-endpoints-list';
 import { operationsWait } from './dbhost-operations-wait';
+import { grantOnPayment } from './payments-access-grant-on-payment';
+import { receive } from './payments-webhooks-receive';
 import { makeWorkflow } from './runtime/engine';
 
 export type { EngineWorkflowInput } from './runtime/contract';
@@ -16,10 +18,14 @@ export const esignDeleteUserAuthorization = makeWorkflow(deleteUserAuthorization
 export const esignGetResourceInformation = makeWorkflow(getResourceInformation);
 export const dbhostOperationsWait = makeWorkflow(operationsWait);
 export const dbhostEndpointsList = makeWorkflow(endpointsList);
+export const paymentsWebhooksReceive = makeWorkflow(receive);
+export const paymentsAccessGrantOnPayment = makeWorkflow(grantOnPayment);
 
 export {
   esignDeleteUserAuthorization as 'esign.authorizations.delete-user-authorization',
   esignGetResourceInformation as 'esign.resources.get-resource-information',
   dbhostOperationsWait as 'dbhost.operations.wait',
   dbhostEndpointsList as 'dbhost.endpoints.list',
+  paymentsWebhooksReceive as 'payments.webhooks.receive',
+  paymentsAccessGrantOnPayment as 'payments.access.grant_on_payment',
 };

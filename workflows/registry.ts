@@ -2,6 +2,8 @@ import { deleteUserAuthorization } from './esign-delete-user-authorization';
 import { getResourceInformation } from './esign-get-resource-information';
 import { endpointsList } from './dbhost-endpoints-list';
 import { operationsWait } from './dbhost-operations-wait';
+import { grantOnPayment } from './payments-access-grant-on-payment';
+import { receive } from './payments-webhooks-receive';
 import type { WorkflowDefinition } from './runtime/definition';
 
 /** Every workflow type the engine runs. The catalog, the API and the worker all read this list. */
@@ -10,6 +12,8 @@ export const definitions: readonly WorkflowDefinition[] = [
   getResourceInformation,
   operationsWait,
   endpointsList,
+  receive,
+  grantOnPayment,
 ];
 
 export function findDefinition(workflowType: string): WorkflowDefinition | undefined {

@@ -11,6 +11,7 @@ import { createDbhostActivities } from '../../activities/dbhost';
 import { createEsignActivities } from '../../activities/esign';
 import { organizationLogAttributes } from '../../activities/log-attributes';
 import { createOutboundDispatcher } from '../../activities/outbound-dispatcher';
+import { createPaymentsActivities } from '../../activities/payments';
 import { createProjection } from '../../activities/projection';
 import type { DatabaseHandle } from '../../db/client';
 import { TASK_QUEUE } from '../../workflows/constants';
@@ -66,6 +67,7 @@ export function workerActivities(config: AppConfig, database: DatabaseHandle, co
     ...createProjection(database.db),
     ...createEsignActivities({ ...http, defaultApiToken: config.esignApiToken, defaultApiBaseUrl: config.esignApiBaseUrl, connections }),
     ...createDbhostActivities({ ...http, connections }),
+    ...createPaymentsActivities({ db: database.db, connections, toleranceSeconds: config.paymentsWebhookToleranceSeconds }),
   };
 }
 

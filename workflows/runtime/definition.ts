@@ -73,6 +73,11 @@ export interface WorkflowDefinition<I extends z.ZodType = z.ZodType, O extends z
    */
   connection_url_fields?: Array<{ connection: string; url: string; plugin: string }>;
   failure_stamp: FailureStamp;
+  /**
+   * For a type whose spec types failed_layer otherwise than as text (an integer in
+   * payments.webhooks.receive): the value it records for a failure, from the runtime's classification.
+   */
+  failed_layer_of?: (failure: { failure_type: string; failed_layer: string }) => unknown;
   actions: Record<string, ActionHandler>;
 }
 

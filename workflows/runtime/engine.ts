@@ -160,7 +160,7 @@ class Machine {
     const before = { state: this.state, data: this.data, next: pending ?? this.redrive(this.state, action) };
     const stamp =
       this.def.failure_stamp === 'failed_at' ? { failed_at: nowIso() } : { failed_action: action };
-    const patch = { ...failure.patch, ...failure.fields, ...stamp };
+    const patch = { ...failure.patch, ...this.failureFields(failure), ...stamp };
     this.data = { ...this.data, ...patch };
     const failTo = findTransition(this.def, this.state, 'fail')!.to;
     try {
@@ -170,11 +170,16 @@ class Machine {
       if (!rejection) throw err;
       // What the failure carried (a provider's answer, say) is what the database refused: the run
       // still ends FAILED in the projection, with the engine's own failure fields as its data.
-      const rejected = { ...classifyFailure(rejection, this.state, action).fields, ...stamp };
+      const rejected = { ...this.failureFields(classifyFailure(rejection, this.state, action)), ...stamp };
       this.data = { ...before.data, ...rejected };
       await this.record('fail', failTo, rejected, rejected);
     }
     this.throwFailed(resumable ? before : undefined);
+  }
+
+  private failureFields(failure: ClassifiedFailure): RunData {
+    const layerOf = this.def.failed_layer_of;
+    return { ...failure.fields, ...(layerOf ? { failed_layer: layerOf(failure.fields) } : {}) };
   }
 
   /** Ends the Temporal execution as Failed, carrying where a retry would pick the run up. */
