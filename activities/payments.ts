@@ -52,8 +52,8 @@ interface PaymentsSecrets {
 export const ownsClaim = (claimant: string, workflowId: string) => workflowId === claimant || workflowId.startsWith(`${claimant}.`);
 
 /**
- * Records that `workflowId` accepted the event on the connection, unless another run did first.
- * Returns the workflow id holding the claim.
+ * Records that `workflow_id` accepted the event on the connection, unless a run did first: returns
+ * the run holding the claim, and whether this call made it.
  */
 export async function claimEvent(db: Database, claim: { connection_uuid: string; event_id: string; organization_uuid: string; workflow_id: string }) {
   const key = and(eq(paymentEvents.connectionUuid, claim.connection_uuid), eq(paymentEvents.eventId, claim.event_id));
@@ -62,9 +62,9 @@ export async function claimEvent(db: Database, claim: { connection_uuid: string;
     .values({ connectionUuid: claim.connection_uuid, eventId: claim.event_id, organizationUuid: claim.organization_uuid, workflowId: claim.workflow_id })
     .onConflictDoNothing()
     .returning();
-  if (inserted) return inserted.workflowId;
+  if (inserted) return { workflow_id: inserted.workflowId, claimed: true };
   const [existing] = await db.select().from(paymentEvents).where(key);
-  return existing.workflowId;
+  return { workflow_id: existing.workflowId, claimed: false };
 }
 
 /** The run a claim or a grant is recorded for; these activities run only inside workflows. */
@@ -121,7 +121,7 @@ export function createPaymentsActivities(config: PaymentsConfig) {
         throw err;
       }
       const workflowId = callingWorkflowId();
-      const claimant = await claimEvent(config.db, {
+      const { workflow_id: claimant } = await claimEvent(config.db, {
         connection_uuid: req.cloud_connection_uuid,
         event_id: event.event_id,
         organization_uuid: req.organization_uuid,

@@ -12,6 +12,7 @@ import { requestRoute } from './common/request-route';
 import { bodyDepthLimit } from './limits/body-depth';
 import { methodNotAllowed } from './common/method-not-allowed';
 import { NestPinoLogger } from './nest-logger';
+import { HOOKS_PATH, rawHookBody } from './payments/raw-body';
 import { httpSpans } from './telemetry/http-spans';
 import { openApiDocument } from './openapi/document';
 
@@ -48,6 +49,7 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
     }),
   );
   app.use(methodNotAllowed(openApiDocument()));
+  app.use(HOOKS_PATH, ...rawHookBody);
   app.use(json({ limit: deps.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(bodyParserErrors);
   app.use(bodyDepthLimit(deps.config.limits.bodyMaxDepth));

@@ -6,6 +6,7 @@ import { AuthModule } from './auth/auth.module';
 import { CatalogModule } from './catalog/catalog.module';
 import { CONFIG, CONNECTIONS, DATABASE, LOGGER, TEMPORAL_CLIENTS } from './common/di';
 import { ConnectionsModule } from './connections/connections.module';
+import { EntitlementsModule } from './entitlements/entitlements.module';
 import { ErrorFilter } from './common/error.filter';
 import type { AppConfig } from './config';
 import { HealthModule } from './health/health.module';
@@ -13,6 +14,7 @@ import { LimitsModule } from './limits/limits.module';
 import { McpModule } from './mcp/mcp.module';
 import type { Logger } from './logger';
 import { OpenApiModule } from './openapi/openapi.module';
+import { PaymentsModule } from './payments/payments.module';
 import { PluginsModule } from './plugins/plugins.module';
 import { RunsModule } from './runs/runs.module';
 import { SchedulesModule } from './schedules/schedules.module';
@@ -58,6 +60,8 @@ export class AppModule {
         SchedulesModule,
         PluginsModule,
         ConnectionsModule,
+        PaymentsModule,
+        EntitlementsModule,
         TemporalCodecModule,
         OpenApiModule,
         McpModule,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { definitions } from '../../workflows/registry';
 import { jsonSchema } from '../catalog/catalog.service';
+import { entitlementQuerySchema } from '../entitlements/entitlement-list';
 import { plugins } from '../plugins/plugins';
 import { listQuerySchema } from '../runs/run-list';
 import { scheduleBodySchema } from '../schedules/schedule-body';
@@ -191,6 +192,62 @@ function temporalCodecPaths() {
     '/api/temporal-codec/encode': {
       post: op('encodePayloads', "Encrypt Temporal payloads under the caller's organization, as the service does"),
       options: preflight('encodePayloadsPreflight'),
+    },
+  };
+}
+
+/** The payment provider's signed webhook ingress (public) and the entitlements the chain grants. */
+function paymentsPaths() {
+  const accepted = z.object({ received: z.literal(true), workflow_id: z.string(), event_id: z.string() });
+  const duplicate = z.object({ received: z.literal(true), duplicate: z.literal(true), workflow_id: z.string() });
+  const entitlement = z.object({
+    entitlement_uuid: z.string(),
+    subject: z.string(),
+    source_event_id: z.string(),
+    event_type: z.string(),
+    object_id: z.string().nullable(),
+    event_metadata: z.record(z.string(), z.unknown()),
+    workflow_id: z.string(),
+    granted_at: z.string(),
+  });
+  const signatureHeader = (name: string) => ({
+    name,
+    in: 'header',
+    required: false,
+    description: 't=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">[,v1=…]',
+    schema: { type: 'string' },
+  });
+  const e = entitlementQuerySchema.shape;
+  return {
+    '/api/hooks/payments/{connection_uuid}': {
+      post: {
+        operationId: 'receivePaymentWebhook',
+        summary: "A payment provider's signed event for a payments connection: verified, then the connection's receiver chain starts once per event id",
+        security: [],
+        parameters: [
+          { name: 'connection_uuid', in: 'path', required: true, schema: { type: 'string' } },
+          signatureHeader('Stripe-Signature'),
+          signatureHeader('Webhook-Signature'),
+        ],
+        requestBody: { required: true, content: { 'application/json': { schema: { type: 'string', description: 'the raw event, signed byte for byte' } } } },
+        responses: {
+          ...ok(accepted, '202', runLinks('$response.body#/workflow_id')),
+          ...ok(duplicate, '200'),
+          '400': {
+            description: 'SIGNATURE_MISSING, SIGNATURE_MALFORMED, SIGNATURE_MISMATCH, TIMESTAMP_OUT_OF_TOLERANCE or PAYLOAD_INVALID: nothing started',
+            content: errorContent,
+          },
+          ...errors(404, 413, 422),
+        },
+      },
+    },
+    '/api/entitlements': {
+      get: {
+        operationId: 'listEntitlements',
+        summary: "The organization's entitlements, newest first",
+        parameters: [queryParam('subject', e.subject), queryParam('limit', e.limit), { ...queryParam('cursor', e.cursor), description: 'next_cursor of the previous page' }],
+        responses: { ...ok(z.object({ entitlements: z.array(entitlement), next_cursor: z.string().nullable() })), ...errors(400, 422), ...authenticated },
+      },
     },
   };
 }
@@ -407,6 +464,7 @@ export function buildOpenApiDocument() {
       },
       ...schedulePaths(),
       ...temporalCodecPaths(),
+      ...paymentsPaths(),
     },
   };
   for (const [path, operations] of Object.entries(document.paths)) {
