@@ -1,0 +1,321 @@
+import { api, startRun, stackEnv, uniqueId, waitForTerminal } from '../support/api';
+import {
+  chargeEvent,
+  checkoutSession,
+  invoicePaidCurrent,
+  invoicePaidLegacy,
+  paymentIntentEvent,
+  sign,
+  signRotating,
+  subscriptionEvent,
+} from '../support/payments-events';
+
+/**
+ * Payments end to end on the real stack: the public ingress (raw body, the provider's signature
+ * made by its own library), payments.webhooks.receive and payments.access.grant_on_payment run by
+ * the real worker, entitlements read back through GET /api/entitlements.
+ */
+jest.setTimeout(120_000);
+
+const RECEIVE = 'payments.webhooks.receive';
+const GRANT = 'payments.access.grant_on_payment';
+/** Distinctive, so the secret checks cannot match by accident. */
+const DEFAULT_SECRET = `whsec_${uniqueId('default')}`;
+const OLD_SECRET = `whsec_${uniqueId('old')}`;
+const ROLLED_SECRET = `whsec_${uniqueId('rolled')}`;
+const RUN_SECRET = `whsec_${uniqueId('run-given')}`;
+const ALL_SECRETS = [DEFAULT_SECRET, OLD_SECRET, ROLLED_SECRET, RUN_SECRET];
+
+const conn = { a: '', namedOnly: '', b: '', esign: '' };
+
+async function createConnection(body: Record<string, unknown>, token = stackEnv.tokenA): Promise<string> {
+  const res = await api('/api/connections', { token, body });
+  expect(res.status).toBe(201);
+  return res.body.connection_uuid;
+}
+
+/** POSTs bytes to the ingress exactly as given. */
+async function deliver(connectionUuid: string, payload: string | Buffer, headers: Record<string, string>) {
+  const res = await fetch(`${stackEnv.apiUrl}/api/hooks/payments/${connectionUuid}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: payload,
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+const signed = (payload: string, secret = DEFAULT_SECRET, at?: number) => ({ 'stripe-signature': sign(payload, secret, at) });
+
+async function runCount(token = stackEnv.tokenA) {
+  const res = await api(`/api/workflows?workflow_type=${RECEIVE}&limit=100`, { token });
+  return res.body.runs.length as number;
+}
+
+async function receiveRun(initialData: Record<string, unknown>) {
+  const id = await startRun(RECEIVE, initialData);
+  return waitForTerminal(id);
+}
+
+function expectNoSecret(value: unknown) {
+  const text = JSON.stringify(value);
+  for (const secret of ALL_SECRETS) expect(text).not.toContain(secret);
+}
+
+beforeAll(async () => {
+  conn.a = await createConnection({
+    plugin: 'payments',
+    name: uniqueId('payments'),
+    secrets: { webhook_secret: DEFAULT_SECRET, webhook_secrets: { old: OLD_SECRET, rolled: ROLLED_SECRET } },
+  });
+  conn.namedOnly = await createConnection({ plugin: 'payments', name: uniqueId('payments-named'), secrets: { webhook_secrets: { rolled: ROLLED_SECRET } } });
+  conn.b = await createConnection({ plugin: 'payments', name: uniqueId('payments-b'), secrets: { webhook_secret: DEFAULT_SECRET } }, stackEnv.tokenB);
+  conn.esign = await createConnection({ plugin: 'esign', name: uniqueId('esign'), secrets: { api_token: 'tok-payments-suite' }, config: { base_url: stackEnv.esignUrl } });
+});
+
+describe('ingress POST /api/hooks/payments/{connection_uuid}', () => {
+  it('accepts a signed event: 202 only once the run exists, which then completes with the normalised fields', async () => {
+    const event = checkoutSession();
+    const payload = JSON.stringify(event, null, 2);
+    const res = await deliver(conn.a, payload, signed(payload));
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ received: true, workflow_id: expect.stringMatching(/^wf_pay_[0-9a-f]{40}$/), event_id: event.id });
+    expect((await api(`/api/workflows/${res.body.workflow_id}`)).status).toBe(200);
+    const run = await waitForTerminal(res.body.workflow_id);
+    expect(run.status).toBe('COMPLETED');
+    expect(run.state_data).toMatchObject({ event_id: event.id, event_type: 'checkout.session.completed', client_reference_id: 'user_42', payment_status: 'paid', route_workflow_type: GRANT });
+    // The body went through byte for byte (pretty-printed JSON, not re-serialised): the run re-verified it.
+    expect(run.state_data.payload).toBe(payload);
+  });
+
+  it('answers a repeated delivery, and a replay with a fresh signature, 200 duplicate with the first workflow_id, starting nothing', async () => {
+    const payload = JSON.stringify(invoicePaidCurrent());
+    const first = await deliver(conn.a, payload, signed(payload));
+    expect(first.status).toBe(202);
+    const before = await runCount();
+    const again = await deliver(conn.a, payload, signed(payload));
+    expect(again).toEqual({ status: 200, body: { received: true, duplicate: true, workflow_id: first.body.workflow_id } });
+    const replay = await deliver(conn.a, payload, signed(payload, DEFAULT_SECRET, Math.floor(Date.now() / 1000) + 5));
+    expect(replay).toEqual({ status: 200, body: { received: true, duplicate: true, workflow_id: first.body.workflow_id } });
+    expect(await runCount()).toBe(before);
+  });
+
+  it('accepts Webhook-Signature, and any v1 of a rotating header signed with a named secret', async () => {
+    const payload = JSON.stringify(chargeEvent());
+    const res = await deliver(conn.a, payload, { 'webhook-signature': sign(payload, DEFAULT_SECRET) });
+    expect(res.status).toBe(202);
+    const rotated = JSON.stringify(paymentIntentEvent());
+    const rolled = await deliver(conn.namedOnly, rotated, { 'stripe-signature': signRotating(rotated, ['whsec_retired_one_x', ROLLED_SECRET]) });
+    expect(rolled.status).toBe(202);
+    const run = await waitForTerminal(rolled.body.workflow_id);
+    // The ingress names the secret that matched to the run, which verifies with the same one.
+    expect(run.state_data).toMatchObject({ webhook_secret_key: 'rolled', event_type: 'payment_intent.succeeded' });
+    expect(run.status).toBe('COMPLETED');
+  });
+
+  it('refuses unsigned, malformed, tampered, stale and unparseable deliveries with 400 naming the reason; nothing starts', async () => {
+    const before = await runCount();
+    const payload = JSON.stringify(checkoutSession());
+    const now = Math.floor(Date.now() / 1000);
+    const cases: Array<[string, string | Buffer, Record<string, string>]> = [
+      ['SIGNATURE_MISSING', payload, {}],
+      ['SIGNATURE_MALFORMED', payload, { 'stripe-signature': 'v1=abc' }],
+      ['SIGNATURE_MISMATCH', payload.replace('user_42', 'user_99'), signed(payload)],
+      ['SIGNATURE_MISMATCH', payload, signed(payload, 'whsec_not_this_endpoint')],
+      ['TIMESTAMP_OUT_OF_TOLERANCE', payload, signed(payload, DEFAULT_SECRET, now - 600)],
+      ['TIMESTAMP_OUT_OF_TOLERANCE', payload, signed(payload, DEFAULT_SECRET, now + 600)],
+      ['PAYLOAD_INVALID', 'not json', signed('not json')],
+      ['PAYLOAD_INVALID', '{"id":"evt_x"}', signed('{"id":"evt_x"}')],
+    ];
+    for (const [code, body, headers] of cases) {
+      const res = await deliver(conn.a, body, headers);
+      expect({ code, status: res.status, body: res.body }).toEqual({ code, status: 400, body: { error: { code, message: expect.any(String), details: null } } });
+    }
+    // The refused event was never claimed: signed properly now, it is accepted.
+    expect((await deliver(conn.a, payload, signed(payload))).status).toBe(202);
+    expect(await runCount()).toBe(before + 1);
+  });
+
+  it('answers 404 for an unknown connection, a non-payments one and a malformed id; 413 past 1 MiB', async () => {
+    const payload = JSON.stringify(checkoutSession());
+    for (const id of ['6f1c2f1e-1111-4c4c-8d8d-000000000000', conn.esign, 'not-a-uuid']) {
+      const res = await deliver(id, payload, signed(payload));
+      expect(res.status).toBe(404);
+      expect(res.body.error.code).toBe('not_found');
+    }
+    const big = JSON.stringify({ ...checkoutSession(), padding: 'x'.repeat(1_048_576) });
+    expect((await deliver(conn.a, big, signed(big))).status).toBe(413);
+  });
+
+  it("another organization's connection takes its own secret, its runs are its own", async () => {
+    const payload = JSON.stringify(subscriptionEvent());
+    const res = await deliver(conn.b, payload, signed(payload));
+    expect(res.status).toBe(202);
+    expect((await api(`/api/workflows/${res.body.workflow_id}`)).status).toBe(404);
+    expect((await api(`/api/workflows/${res.body.workflow_id}`, { token: stackEnv.tokenB })).status).toBe(200);
+  });
+});
+
+describe('payments.webhooks.receive', () => {
+  const base = (payload: string, signature: string, extra: Record<string, unknown> = {}) => ({
+    cloud_connection_uuid: conn.a,
+    payload,
+    signature,
+    ...extra,
+  });
+
+  it('resolves the secret in order: webhook_secret, else the named one, else the default', async () => {
+    const p1 = JSON.stringify(checkoutSession());
+    const given = await receiveRun(base(p1, sign(p1, RUN_SECRET), { webhook_secret: RUN_SECRET, webhook_secret_key: 'old' }));
+    expect(given.status).toBe('COMPLETED');
+    expect(given.state_data.webhook_secret).toBe('[redacted]');
+    const p2 = JSON.stringify(checkoutSession());
+    expect((await receiveRun(base(p2, sign(p2, OLD_SECRET), { webhook_secret_key: 'old' }))).status).toBe('COMPLETED');
+    const p3 = JSON.stringify(checkoutSession());
+    const wrongOrder = await receiveRun(base(p3, sign(p3, DEFAULT_SECRET), { webhook_secret_key: 'old' }));
+    expect(wrongOrder.state_data.failure_type).toBe('SIGNATURE_MISMATCH');
+    const p4 = JSON.stringify(checkoutSession());
+    expect((await receiveRun(base(p4, sign(p4, DEFAULT_SECRET)))).status).toBe('COMPLETED');
+    const history = (await api(`/api/workflows/${given.workflow_id}/history`)).body;
+    expectNoSecret([given, history]);
+  });
+
+  it('fails closed on a missing named secret (WEBHOOK_SECRET_NOT_FOUND) and on a connection without a default', async () => {
+    const p = JSON.stringify(checkoutSession());
+    const missing = await receiveRun(base(p, sign(p, DEFAULT_SECRET), { webhook_secret_key: 'nope' }));
+    expect(missing.state_data).toMatchObject({ failure_type: 'WEBHOOK_SECRET_NOT_FOUND', failed_layer: 2, failed_action: 'execute' });
+    const noDefault = await receiveRun({ ...base(p, sign(p, ROLLED_SECRET)), cloud_connection_uuid: conn.namedOnly });
+    expect(noDefault.state_data.failure_type).toBe('WEBHOOK_SECRET_NOT_FOUND');
+  });
+
+  it('fails each refusal with its own failure_type and an integer failed_layer', async () => {
+    const p = JSON.stringify(checkoutSession());
+    const now = Math.floor(Date.now() / 1000);
+    const cases: Array<[string, number, Record<string, unknown>]> = [
+      ['SIGNATURE_MISSING', 3, base(p, '')],
+      ['SIGNATURE_MALFORMED', 3, base(p, 't=1')],
+      ['SIGNATURE_MISMATCH', 3, base(p.replace('pro', 'max'), sign(p, DEFAULT_SECRET))],
+      ['TIMESTAMP_OUT_OF_TOLERANCE', 3, base(p, sign(p, DEFAULT_SECRET, now - 3600))],
+      ['PAYLOAD_INVALID', 4, base('{"not":"an event"}', sign('{"not":"an event"}', DEFAULT_SECRET))],
+      ['connection_not_found', 2, { ...base(p, sign(p, DEFAULT_SECRET)), cloud_connection_uuid: conn.b }],
+      ['connection_plugin_mismatch', 2, { ...base(p, sign(p, DEFAULT_SECRET)), cloud_connection_uuid: conn.esign }],
+    ];
+    for (const [type, layer, input] of cases) {
+      const run = await receiveRun(input);
+      expect({ type, status: run.status, ...run.state_data }).toMatchObject({
+        type,
+        status: 'FAILED',
+        failure_type: type,
+        failed_layer: layer,
+        failed_action: 'execute',
+        failed_at_state: 'pending',
+      });
+      expect(run.state_data.event_id).toBeUndefined();
+    }
+  });
+
+  it('fails a replayed event id on the same connection with EVENT_REPLAYED, even freshly signed', async () => {
+    const p = JSON.stringify(invoicePaidLegacy());
+    const first = await receiveRun(base(p, sign(p, DEFAULT_SECRET)));
+    expect(first.status).toBe('COMPLETED');
+    expect(first.state_data).toMatchObject({ subscription_id: 'sub_1PBXo5RxqlZt79sDw8eYqk1B', route_workflow_type: GRANT });
+    const replay = await receiveRun(base(p, sign(p, DEFAULT_SECRET, Math.floor(Date.now() / 1000) - 3)));
+    expect(replay.state_data).toMatchObject({ failure_type: 'EVENT_REPLAYED', failed_layer: 4 });
+    // A delivery of it to the ingress is a duplicate of the run that accepted it.
+    const delivered = await deliver(conn.a, p, signed(p));
+    expect(delivered).toEqual({ status: 200, body: { received: true, duplicate: true, workflow_id: first.workflow_id } });
+  });
+
+  it('normalises and routes each event type', async () => {
+    const cases: Array<[object, string | null]> = [
+      [checkoutSession(), GRANT],
+      [checkoutSession('checkout.session.completed', { payment_status: 'unpaid' }), null],
+      [checkoutSession('checkout.session.async_payment_succeeded'), GRANT],
+      [invoicePaidCurrent(), GRANT],
+      [subscriptionEvent(), null],
+      [paymentIntentEvent(), null],
+      [chargeEvent(), null],
+    ];
+    for (const [event, route] of cases) {
+      const p = JSON.stringify(event);
+      const run = await receiveRun(base(p, sign(p, DEFAULT_SECRET)));
+      expect(run.state_data).toMatchObject({ event_id: (event as { id: string }).id, route_workflow_type: route, livemode: false });
+    }
+  });
+
+  it('is refused at start without its required inputs (422 naming them)', async () => {
+    const res = await api('/api/workflows/start', { body: { workflow_type: RECEIVE, initial_data: { payload: '{}' } } });
+    expect(res.status).toBe(422);
+    expect(res.body.error.message).toContain('initial_data.cloud_connection_uuid');
+    expect(res.body.error.message).toContain('initial_data.signature');
+  });
+});
+
+describe('payments.access.grant_on_payment and GET /api/entitlements', () => {
+  const grantInput = (eventId: string, extra: Record<string, unknown> = {}) => ({
+    event_id: eventId,
+    event_type: 'checkout.session.completed',
+    object_id: 'cs_test_a1',
+    client_reference_id: null,
+    customer_id: null,
+    event_metadata: { plan: 'pro' },
+    ...extra,
+  });
+
+  it('grants once per source event in the organization, to client_reference_id else customer_id', async () => {
+    const subject = uniqueId('user');
+    const eventId = uniqueId('evt');
+    const first = await waitForTerminal(await startRun(GRANT, grantInput(eventId, { client_reference_id: subject, customer_id: 'cus_x' })));
+    expect(first.state_data).toMatchObject({ subject, granted: true, entitlement_uuid: expect.any(String) });
+    const again = await waitForTerminal(await startRun(GRANT, grantInput(eventId, { client_reference_id: subject })));
+    expect(again.state_data).toMatchObject({ subject, granted: false, entitlement_uuid: first.state_data.entitlement_uuid });
+    const customer = uniqueId('cus');
+    const byCustomer = await waitForTerminal(await startRun(GRANT, grantInput(uniqueId('evt'), { customer_id: customer })));
+    expect(byCustomer.state_data).toMatchObject({ subject: customer, granted: true });
+
+    const list = await api(`/api/entitlements?subject=${subject}`);
+    expect(list.status).toBe(200);
+    expect(list.body).toEqual({
+      entitlements: [
+        {
+          entitlement_uuid: first.state_data.entitlement_uuid,
+          subject,
+          source_event_id: eventId,
+          event_type: 'checkout.session.completed',
+          object_id: 'cs_test_a1',
+          event_metadata: { plan: 'pro' },
+          workflow_id: first.workflow_id,
+          granted_at: expect.any(String),
+        },
+      ],
+      next_cursor: null,
+    });
+    expect((await api(`/api/entitlements?subject=${subject}`, { token: stackEnv.tokenB })).body.entitlements).toEqual([]);
+    // The same event id in another organization is that organization's own grant.
+    const other = await waitForTerminal(await startRun(GRANT, grantInput(eventId, { client_reference_id: subject }), stackEnv.tokenB), stackEnv.tokenB);
+    expect(other.state_data.granted).toBe(true);
+  });
+
+  it('fails SUBJECT_MISSING when the event names nobody', async () => {
+    const run = await waitForTerminal(await startRun(GRANT, grantInput(uniqueId('evt'))));
+    expect(run.state_data).toMatchObject({ failure_type: 'SUBJECT_MISSING', failed_action: 'execute' });
+  });
+
+  it('lists newest first with a cursor, and refuses a forged cursor and a bad limit', async () => {
+    const subject = uniqueId('pager');
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const run = await waitForTerminal(await startRun(GRANT, grantInput(uniqueId('evt'), { client_reference_id: subject })));
+      ids.push(run.state_data.entitlement_uuid);
+    }
+    const page1 = await api(`/api/entitlements?subject=${subject}&limit=2`);
+    expect(page1.body.entitlements.map((e: { entitlement_uuid: string }) => e.entitlement_uuid)).toEqual([ids[2], ids[1]]);
+    const page2 = await api(`/api/entitlements?subject=${subject}&limit=2&cursor=${page1.body.next_cursor}`);
+    expect(page2.body).toEqual({ entitlements: [expect.objectContaining({ entitlement_uuid: ids[0] })], next_cursor: null });
+    const all = await api('/api/entitlements?limit=100');
+    expect(all.body.entitlements.length).toBeGreaterThanOrEqual(3);
+    expect((await api('/api/entitlements?cursor=Zm9yZ2Vk')).status).toBe(400);
+    expect((await api('/api/entitlements?limit=0')).status).toBe(422);
+    expect((await api('/api/entitlements', { token: null })).status).toBe(401);
+  });
+});
