@@ -35,7 +35,8 @@ function cancellation(): AbortSignal | undefined {
 }
 
 /**
- * Reads a connection secret named by secret_ref, inside the run's organization. The value never
+ * Reads a connection secret named by secret_ref (`<connection_uuid>/webhook_secret`, or
+ * `<connection_uuid>/webhook_secrets.<key>` for one of a named map), inside the run's organization. The value never
  * leaves this process except sealed into the endpoint's row.
  */
 export async function resolveSecretRef(connections: ConnectionStore, organizationUuid: string, secretRef: string): Promise<string | undefined> {
@@ -43,7 +44,12 @@ export async function resolveSecretRef(connections: ConnectionStore, organizatio
   if (!match) return undefined;
   const row = await connections.get(organizationUuid, match[1].toLowerCase());
   if (!row) return undefined;
-  const value = connections.decrypt(row)[match[2]];
+  const secrets = connections.decrypt(row);
+  // A name of a named map (payments' webhook_secrets.<key>) reads inside it.
+  const [name, key] = match[2].split(/\.(.*)/s);
+  const own = (holder: unknown, field: string) =>
+    holder && typeof holder === 'object' && !Array.isArray(holder) && Object.hasOwn(holder, field) ? (holder as Record<string, unknown>)[field] : undefined;
+  const value = key === undefined ? own(secrets, name) : own(own(secrets, name), key);
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }
 

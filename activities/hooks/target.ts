@@ -16,10 +16,8 @@ export interface TargetPolicy {
  * What a host name resolves to is checked by the worker on the address it connects to.
  */
 export function targetUrlProblem(url: string, policy: TargetPolicy): string | undefined {
-  const problem = outboundUrlProblem(url, policy.allowHttpHosts) ?? literalAddressProblem(url, policy.outboundAllow);
-  if (problem) return problem;
   if (sameOrigin(url, policy.publicApiUrl)) return 'must not point at this service';
-  return undefined;
+  return outboundUrlProblem(url, policy.allowHttpHosts) ?? literalAddressProblem(url, policy.outboundAllow);
 }
 
 /** ALLOW_HTTP_HOSTS let this target use plain http: worth a warning to whoever created it. */
