@@ -13,6 +13,7 @@ import { expirePendingEvents } from './hook-expire-pending-events';
 import { receiveWebhook } from './hook-receive-webhook';
 import { replayEvent } from './hook-replay-event';
 import { makeWorkflow } from './runtime/engine';
+import { webhookEndpointCreateVerifyAndReplay } from './webhook-endpoint-create-verify-and-replay';
 
 export type { EngineWorkflowInput } from './runtime/contract';
 export { TASK_QUEUE } from './constants';
@@ -26,6 +27,7 @@ export const hookReceiveWebhook = makeWorkflow(receiveWebhook);
 export const hookReplayEvent = makeWorkflow(replayEvent);
 export const hookAcknowledgeEvent = makeWorkflow(acknowledgeEvent);
 export const hookExpirePendingEvents = makeWorkflow(expirePendingEvents);
+export const webhookEndpointCreateVerifyAndReplayWorkflow = makeWorkflow(webhookEndpointCreateVerifyAndReplay);
 
 export {
   esignDeleteUserAuthorization as 'esign.authorizations.delete-user-authorization',
@@ -37,4 +39,5 @@ export {
   hookReplayEvent as 'hook.replay-event',
   hookAcknowledgeEvent as 'hook.acknowledge-event',
   hookExpirePendingEvents as 'hook.expire-pending-events',
+  webhookEndpointCreateVerifyAndReplayWorkflow as 'webhook.endpoint.create-verify-and-replay',
 };
