@@ -9,7 +9,13 @@ import { endpointsList } from './dbhost-endpoints-list';
 import { operationsWait } from './dbhost-operations-wait';
 import { grantOnPayment } from './payments-access-grant-on-payment';
 import { receive } from './payments-webhooks-receive';
+import { acknowledgeEvent } from './hook-acknowledge-event';
+import { createRedirect } from './hook-create-redirect';
+import { expirePendingEvents } from './hook-expire-pending-events';
+import { receiveWebhook } from './hook-receive-webhook';
+import { replayEvent } from './hook-replay-event';
 import { makeWorkflow } from './runtime/engine';
+import { webhookEndpointCreateVerifyAndReplay } from './webhook-endpoint-create-verify-and-replay';
 
 export type { EngineWorkflowInput } from './runtime/contract';
 export { TASK_QUEUE } from './constants';
@@ -20,6 +26,12 @@ export const dbhostOperationsWait = makeWorkflow(operationsWait);
 export const dbhostEndpointsList = makeWorkflow(endpointsList);
 export const paymentsWebhooksReceive = makeWorkflow(receive);
 export const paymentsAccessGrantOnPayment = makeWorkflow(grantOnPayment);
+export const hookCreateRedirect = makeWorkflow(createRedirect);
+export const hookReceiveWebhook = makeWorkflow(receiveWebhook);
+export const hookReplayEvent = makeWorkflow(replayEvent);
+export const hookAcknowledgeEvent = makeWorkflow(acknowledgeEvent);
+export const hookExpirePendingEvents = makeWorkflow(expirePendingEvents);
+export const webhookEndpointCreateVerifyAndReplayWorkflow = makeWorkflow(webhookEndpointCreateVerifyAndReplay);
 
 export {
   esignDeleteUserAuthorization as 'esign.authorizations.delete-user-authorization',
@@ -28,4 +40,10 @@ export {
   dbhostEndpointsList as 'dbhost.endpoints.list',
   paymentsWebhooksReceive as 'payments.webhooks.receive',
   paymentsAccessGrantOnPayment as 'payments.access.grant_on_payment',
+  hookCreateRedirect as 'hook.create-redirect',
+  hookReceiveWebhook as 'hook.receive-webhook',
+  hookReplayEvent as 'hook.replay-event',
+  hookAcknowledgeEvent as 'hook.acknowledge-event',
+  hookExpirePendingEvents as 'hook.expire-pending-events',
+  webhookEndpointCreateVerifyAndReplayWorkflow as 'webhook.endpoint.create-verify-and-replay',
 };

@@ -4,7 +4,13 @@ import { endpointsList } from './dbhost-endpoints-list';
 import { operationsWait } from './dbhost-operations-wait';
 import { grantOnPayment } from './payments-access-grant-on-payment';
 import { receive } from './payments-webhooks-receive';
+import { acknowledgeEvent } from './hook-acknowledge-event';
+import { createRedirect } from './hook-create-redirect';
+import { expirePendingEvents } from './hook-expire-pending-events';
+import { receiveWebhook } from './hook-receive-webhook';
+import { replayEvent } from './hook-replay-event';
 import type { WorkflowDefinition } from './runtime/definition';
+import { webhookEndpointCreateVerifyAndReplay } from './webhook-endpoint-create-verify-and-replay';
 
 /** Every workflow type the engine runs. The catalog, the API and the worker all read this list. */
 export const definitions: readonly WorkflowDefinition[] = [
@@ -14,6 +20,12 @@ export const definitions: readonly WorkflowDefinition[] = [
   endpointsList,
   receive,
   grantOnPayment,
+  createRedirect,
+  receiveWebhook,
+  replayEvent,
+  acknowledgeEvent,
+  expirePendingEvents,
+  webhookEndpointCreateVerifyAndReplay,
 ];
 
 export function findDefinition(workflowType: string): WorkflowDefinition | undefined {
