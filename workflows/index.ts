@@ -9,6 +9,7 @@ import { endpointsList } from './dbhost-endpoints-list';
 import { operationsWait } from './dbhost-operations-wait';
 import { grantOnPayment } from './payments-access-grant-on-payment';
 import { receive } from './payments-webhooks-receive';
+import { receiverChain } from './payments-webhooks-receiver-chain';
 import { acknowledgeEvent } from './hook-acknowledge-event';
 import { createRedirect } from './hook-create-redirect';
 import { expirePendingEvents } from './hook-expire-pending-events';
@@ -26,6 +27,7 @@ export const dbhostOperationsWait = makeWorkflow(operationsWait);
 export const dbhostEndpointsList = makeWorkflow(endpointsList);
 export const paymentsWebhooksReceive = makeWorkflow(receive);
 export const paymentsAccessGrantOnPayment = makeWorkflow(grantOnPayment);
+export const paymentsWebhooksReceiverChain = makeWorkflow(receiverChain);
 export const hookCreateRedirect = makeWorkflow(createRedirect);
 export const hookReceiveWebhook = makeWorkflow(receiveWebhook);
 export const hookReplayEvent = makeWorkflow(replayEvent);
@@ -40,6 +42,7 @@ export {
   dbhostEndpointsList as 'dbhost.endpoints.list',
   paymentsWebhooksReceive as 'payments.webhooks.receive',
   paymentsAccessGrantOnPayment as 'payments.access.grant_on_payment',
+  paymentsWebhooksReceiverChain as 'payments.webhooks.receiver-chain',
   hookCreateRedirect as 'hook.create-redirect',
   hookReceiveWebhook as 'hook.receive-webhook',
   hookReplayEvent as 'hook.replay-event',

@@ -4,6 +4,7 @@ import { endpointsList } from './dbhost-endpoints-list';
 import { operationsWait } from './dbhost-operations-wait';
 import { grantOnPayment } from './payments-access-grant-on-payment';
 import { receive } from './payments-webhooks-receive';
+import { receiverChain } from './payments-webhooks-receiver-chain';
 import { acknowledgeEvent } from './hook-acknowledge-event';
 import { createRedirect } from './hook-create-redirect';
 import { expirePendingEvents } from './hook-expire-pending-events';
@@ -20,6 +21,7 @@ export const definitions: readonly WorkflowDefinition[] = [
   endpointsList,
   receive,
   grantOnPayment,
+  receiverChain,
   createRedirect,
   receiveWebhook,
   replayEvent,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { RUN_ID_PREFIX } from '../../workflows/constants';
+import { RECEIVER_CHAIN } from '../../workflows/payments-webhooks-receiver-chain';
 
 /**
  * The chain started for an event on a connection always has this id, so a delivery repeated
@@ -8,8 +9,6 @@ import { RUN_ID_PREFIX } from '../../workflows/constants';
 export function chainWorkflowId(connectionUuid: string, eventId: string): string {
   return `${RUN_ID_PREFIX}pay_${createHash('sha256').update(`${connectionUuid}\n${eventId}`).digest('hex').slice(0, 40)}`;
 }
-
-const RECEIVER_CHAIN = 'payments.webhooks.receive';
 
 /** The connection's own receiver (a composition, `virtual.<uuid>@N`), else the default chain. */
 export function receiverWorkflowType(config: Record<string, unknown>): string {

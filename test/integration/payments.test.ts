@@ -19,6 +19,7 @@ jest.setTimeout(120_000);
 
 const RECEIVE = 'payments.webhooks.receive';
 const GRANT = 'payments.access.grant_on_payment';
+const CHAIN = 'payments.webhooks.receiver-chain';
 /** Distinctive, so the secret checks cannot match by accident. */
 const DEFAULT_SECRET = `whsec_${uniqueId('default')}`;
 const OLD_SECRET = `whsec_${uniqueId('old')}`;
@@ -47,8 +48,9 @@ async function deliver(connectionUuid: string, payload: string | Buffer, headers
 
 const signed = (payload: string, secret = DEFAULT_SECRET, at?: number) => ({ 'stripe-signature': sign(payload, secret, at) });
 
+/** Receiver chains the ingress started in the organization (fewer than 100 in this file). */
 async function runCount(token = stackEnv.tokenA) {
-  const res = await api(`/api/workflows?workflow_type=${RECEIVE}&limit=100`, { token });
+  const res = await api(`/api/workflows?workflow_type=${CHAIN}&limit=100`, { token });
   return res.body.runs.length as number;
 }
 
@@ -74,18 +76,26 @@ beforeAll(async () => {
 });
 
 describe('ingress POST /api/hooks/payments/{connection_uuid}', () => {
-  it('accepts a signed event: 202 only once the run exists, which then completes with the normalised fields', async () => {
-    const event = checkoutSession();
+  it('accepts a signed event: 202 only once the chain exists, whose receive step completes with the normalised fields', async () => {
+    const event = checkoutSession('checkout.session.completed', { payment_status: 'unpaid' });
     const payload = JSON.stringify(event, null, 2);
     const res = await deliver(conn.a, payload, signed(payload));
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ received: true, workflow_id: expect.stringMatching(/^wf_pay_[0-9a-f]{40}$/), event_id: event.id });
-    expect((await api(`/api/workflows/${res.body.workflow_id}`)).status).toBe(200);
+    expect((await api(`/api/workflows/${res.body.workflow_id}`)).body.workflow_type).toBe(CHAIN);
     const run = await waitForTerminal(res.body.workflow_id);
     expect(run.status).toBe('COMPLETED');
-    expect(run.state_data).toMatchObject({ event_id: event.id, event_type: 'checkout.session.completed', client_reference_id: 'user_42', payment_status: 'paid', route_workflow_type: GRANT });
-    // The body went through byte for byte (pretty-printed JSON, not re-serialised): the run re-verified it.
-    expect(run.state_data.payload).toBe(payload);
+    expect(run.state_data.receive).toMatchObject({
+      event_id: event.id,
+      event_type: 'checkout.session.completed',
+      client_reference_id: 'user_42',
+      payment_status: 'unpaid',
+      route_workflow_type: null,
+    });
+    // Unpaid: the route layer is skipped, nothing is granted.
+    expect(run.state_data.route).toBeNull();
+    // The body went through byte for byte (pretty-printed JSON, not re-serialised): the receive run re-verified it.
+    expect(run.state_data.receive.payload).toBe(payload);
   });
 
   it('answers a repeated delivery, and a replay with a fresh signature, 200 duplicate with the first workflow_id, starting nothing', async () => {
@@ -109,7 +119,7 @@ describe('ingress POST /api/hooks/payments/{connection_uuid}', () => {
     expect(rolled.status).toBe(202);
     const run = await waitForTerminal(rolled.body.workflow_id);
     // The ingress names the secret that matched to the run, which verifies with the same one.
-    expect(run.state_data).toMatchObject({ webhook_secret_key: 'rolled', event_type: 'payment_intent.succeeded' });
+    expect(run.state_data.receive).toMatchObject({ webhook_secret_key: 'rolled', event_type: 'payment_intent.succeeded' });
     expect(run.status).toBe('COMPLETED');
   });
 
@@ -153,6 +163,68 @@ describe('ingress POST /api/hooks/payments/{connection_uuid}', () => {
     expect(res.status).toBe(202);
     expect((await api(`/api/workflows/${res.body.workflow_id}`)).status).toBe(404);
     expect((await api(`/api/workflows/${res.body.workflow_id}`, { token: stackEnv.tokenB })).status).toBe(200);
+  });
+});
+
+describe('the receiver chain: one signed delivery, one entitlement', () => {
+  const entitlementsOf = async (subject: string) => (await api(`/api/entitlements?subject=${subject}`)).body.entitlements as any[];
+
+  it('receive → grant → one entitlement readable through the API; the same delivery twice and a fresh-signature replay grant nothing more', async () => {
+    const subject = uniqueId('buyer');
+    const event = checkoutSession('checkout.session.completed', { client_reference_id: subject, metadata: { plan: 'team' } });
+    const payload = JSON.stringify(event);
+    const first = await deliver(conn.a, payload, signed(payload));
+    expect(first.status).toBe(202);
+    const chain = await waitForTerminal(first.body.workflow_id);
+    expect(chain.status).toBe('COMPLETED');
+    const grantRun = `${first.body.workflow_id}.route`;
+    expect(chain.state_data.route).toMatchObject({ subject, granted: true, event_id: event.id, event_metadata: { plan: 'team' } });
+    expect(chain.state_data.summary.map((l: any) => [l.step, l.workflow_type, l.status])).toEqual([
+      ['receive', RECEIVE, 'succeeded'],
+      ['route', GRANT, 'succeeded'],
+    ]);
+    const history = (await api(`/api/workflows/${first.body.workflow_id}/history`)).body.transitions.map((t: any) => t.to);
+    expect(history).toEqual(['VALIDATED', 'RUNNING_RECEIVE', 'RUNNING_ROUTE', 'COMPLETED']);
+
+    const again = await deliver(conn.a, payload, signed(payload));
+    const replay = await deliver(conn.a, payload, signed(payload, DEFAULT_SECRET, Math.floor(Date.now() / 1000) - 7));
+    for (const res of [again, replay]) expect(res).toEqual({ status: 200, body: { received: true, duplicate: true, workflow_id: first.body.workflow_id } });
+
+    expect(await entitlementsOf(subject)).toEqual([
+      {
+        entitlement_uuid: chain.state_data.route.entitlement_uuid,
+        subject,
+        source_event_id: event.id,
+        event_type: 'checkout.session.completed',
+        object_id: (event.data.object as { id: string }).id,
+        event_metadata: { plan: 'team' },
+        workflow_id: grantRun,
+        granted_at: expect.any(String),
+      },
+    ]);
+    expectNoSecret([chain, await api(`/api/workflows/${first.body.workflow_id}/history`)]);
+  });
+
+  it('routes a paid invoice (older API shape) to a grant for its customer, and skips the route for an unrouted event', async () => {
+    const customer = uniqueId('cus');
+    const invoice = invoicePaidLegacy({ customer });
+    const p = JSON.stringify(invoice);
+    const granted = await waitForTerminal((await deliver(conn.a, p, signed(p))).body.workflow_id);
+    expect(granted.state_data.route).toMatchObject({ subject: customer, granted: true, subscription_id: 'sub_1PBXo5RxqlZt79sDw8eYqk1B' });
+    expect((await entitlementsOf(customer)).map((e) => e.source_event_id)).toEqual([invoice.id]);
+
+    const sub = JSON.stringify(subscriptionEvent('customer.subscription.updated'));
+    const skipped = await waitForTerminal((await deliver(conn.a, sub, signed(sub))).body.workflow_id);
+    expect(skipped.status).toBe('COMPLETED');
+    expect(skipped.state_data.summary.map((l: any) => l.status)).toEqual(['succeeded', 'skipped']);
+    expect(skipped.state_data.route).toBeNull();
+  });
+
+  it('an event naming no subject fails the chain at its route step', async () => {
+    const p = JSON.stringify(checkoutSession('checkout.session.async_payment_succeeded', { client_reference_id: null, customer: null }));
+    const chain = await waitForTerminal((await deliver(conn.a, p, signed(p))).body.workflow_id);
+    expect(chain.status).toBe('FAILED');
+    expect(chain.state_data).toMatchObject({ failure_type: 'SUBJECT_MISSING', failed_step: 'route', failed_layer: { layer: '02_route', index: 1 } });
   });
 });
 
