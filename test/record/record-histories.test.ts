@@ -8,6 +8,7 @@ import { Worker } from '@temporalio/worker';
 import { ConnectionStore } from '../../activities/connections';
 import { createDbhostActivities } from '../../activities/dbhost';
 import { createEsignActivities } from '../../activities/esign';
+import { createPaymentsActivities } from '../../activities/payments';
 import { createProjection } from '../../activities/projection';
 import { SecretBox } from '../../activities/secret-box';
 import { type DatabaseHandle, openDatabase, projectRoot } from '../../db/client';
@@ -15,6 +16,7 @@ import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runt
 import { DBHOST_VALID_TOKEN, startDbhostDouble } from '../doubles/dbhost-double';
 import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
 import { dispatcherFor } from '../support/outbound';
+import { checkoutSession, invoicePaidCurrent, sign, subscriptionEvent } from '../support/payments-events';
 import { localEnv, testDataConverter } from '../support/temporal-test-env';
 
 /**
@@ -51,6 +53,7 @@ describe('record workflow histories', () => {
         ...createProjection(database.db),
         ...createEsignActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([double.url]) }),
         ...createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([dbhostDouble.url]), connections }),
+        ...createPaymentsActivities({ db: database.db, connections, toleranceSeconds: 300 }),
       },
     });
     running = worker.run();
@@ -148,5 +151,36 @@ describe('record workflow histories', () => {
     await record('dbhost-endpoints-completed', list, { organization_uuid: org, initial_data: { connection_uuid: ok, dbhost_project_id: 'floral-king-961888' } });
     await record('dbhost-endpoints-flaky-completed', list, { organization_uuid: org, initial_data: { connection_uuid: ok, dbhost_project_id: 'flaky-rec' } });
     await record('dbhost-endpoints-not-found-failed', list, { organization_uuid: org, initial_data: { connection_uuid: ok, dbhost_project_id: 'missing-rec' } });
+  });
+
+  it('records the payments types: receive (accepted, refused, replayed), grant, and the receiver chain routed and unrouted', async () => {
+    const secret = 'whsec_recorded_histories_only';
+    const connection = (await connections.create(org, 'payments', 'payments-rec', { webhook_secret: secret }, {}))!.connectionUuid;
+    const receiveInput = (payload: string, signature = sign(payload, secret)) => ({
+      organization_uuid: org,
+      initial_data: { cloud_connection_uuid: connection, payload, signature },
+    });
+    const receive = 'payments.webhooks.receive';
+    const paid = JSON.stringify(invoicePaidCurrent());
+    await record('payments-receive-completed', receive, receiveInput(paid));
+    await record('payments-receive-replayed-failed', receive, receiveInput(paid));
+    await record('payments-receive-mismatch-failed', receive, receiveInput(paid, sign(paid, 'whsec_somebody_else')));
+    const grant = 'payments.access.grant_on_payment';
+    const grantInput = (event_id: string, client_reference_id: string | null) => ({
+      organization_uuid: org,
+      initial_data: { event_id, event_type: 'invoice.paid', client_reference_id, customer_id: null, object_id: 'in_rec', event_metadata: {} },
+    });
+    await record('payments-grant-completed', grant, grantInput('evt_record_grant', 'user_rec'));
+    await record('payments-grant-subject-missing-failed', grant, grantInput('evt_record_nobody', null));
+    const chain = 'payments.webhooks.receiver-chain';
+    const bought = JSON.stringify(checkoutSession('checkout.session.completed', { client_reference_id: 'user_rec_chain' }));
+    // A Dag's child ids derive from its workflow id, and the replay test replays a history under its file name.
+    const routed = (await record('payments-chain-granted-completed', chain, receiveInput(bought), 'payments-chain-granted-completed')) as Record<string, any>;
+    expect(routed.route).toMatchObject({ subject: 'user_rec_chain', granted: true });
+    const unrouted = (await record('payments-chain-unrouted-completed', chain, receiveInput(JSON.stringify(subscriptionEvent())), 'payments-chain-unrouted-completed')) as Record<
+      string,
+      any
+    >;
+    expect(unrouted.route).toBeNull();
   });
 });
