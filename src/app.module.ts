@@ -4,6 +4,7 @@ import type { ConnectionStore } from '../activities/connections';
 import type { DatabaseHandle } from '../db/client';
 import { AuthModule } from './auth/auth.module';
 import { CatalogModule } from './catalog/catalog.module';
+import { CompositionsModule } from './compositions/compositions.module';
 import { CONFIG, CONNECTIONS, DATABASE, LOGGER, TEMPORAL_CLIENTS } from './common/di';
 import { ConnectionsModule } from './connections/connections.module';
 import { ErrorFilter } from './common/error.filter';
@@ -56,6 +57,7 @@ export class AppModule {
         CatalogModule,
         RunsModule,
         SchedulesModule,
+        CompositionsModule,
         PluginsModule,
         ConnectionsModule,
         TemporalCodecModule,

@@ -81,7 +81,7 @@ export class RunsService {
   /** Everything a start is validated on (422 naming each field), before anything starts; also for a schedule's runs. */
   async checkStart(principal: Principal, body: StartBody): Promise<WorkflowDefinition> {
     this.checkInitialDataShape(body.initial_data);
-    const def = this.catalog.require(body.workflow_type);
+    const def = await this.catalog.resolve(body.workflow_type, principal.organization_uuid);
     this.checkInitialData(def, body.initial_data, principal);
     await this.checkConnectionDestinations(def, body.initial_data, principal);
     return def;
@@ -246,7 +246,7 @@ export class RunsService {
     if (!RETRYABLE_STATUSES.has(row.status)) {
       throw new ApiError(409, 'not_failed', `only a FAILED or CANCELLED run can be retried; this run is ${row.status}`);
     }
-    const def = this.catalog.require(row.workflowType);
+    const def = await this.catalog.resolve(row.workflowType, row.organizationUuid);
     const details = await this.failedRunDetails(workflowId, row.organizationUuid);
     const attempt = details.checkpoint.attempt + 1;
     const input: EngineWorkflowInput = {
