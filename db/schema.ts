@@ -135,6 +135,50 @@ export const schedules = pgTable(
 );
 
 /**
+ * Webhook redirect endpoints: a public ingress URL of ours that forwards what it receives, signed, to
+ * the organization's target_url. The signing secret is AES-256-GCM sealed (activities/secret-box.ts),
+ * bound to (endpoint, organization); secret_ref names the connection secret it was copied from.
+ */
+export const hookEndpoints = pgTable(
+  'hook_endpoints',
+  {
+    endpointUuid: text('endpoint_uuid').primaryKey(),
+    organizationUuid: text('organization_uuid').notNull(),
+    name: text('name').notNull(),
+    targetUrl: text('target_url').notNull(),
+    secretCiphertext: text('secret_ciphertext').notNull(),
+    keyId: text('key_id').notNull(),
+    secretSource: text('secret_source').notNull(),
+    secretRef: text('secret_ref'),
+    state: text('state').notNull().default('active'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('hook_endpoints_org_name_idx').on(t.organizationUuid, t.name)],
+);
+
+/** One received event: the body exactly as received, its state and every delivery attempt. */
+export const hookEvents = pgTable(
+  'hook_events',
+  {
+    eventUuid: text('event_uuid').primaryKey(),
+    endpointUuid: text('endpoint_uuid')
+      .notNull()
+      .references(() => hookEndpoints.endpointUuid, { onDelete: 'cascade' }),
+    organizationUuid: text('organization_uuid').notNull(),
+    body: text('body').notNull(),
+    headers: jsonb('headers').notNull().default(sql`'{}'::jsonb`),
+    state: text('state').notNull().default('pending'),
+    /** [{at, status_code, latency_ms, error?}] in attempt order. */
+    attempts: jsonb('attempts').notNull().default(sql`'[]'::jsonb`),
+    receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
+    deliveredAt: timestamp('delivered_at', { withTimezone: true }),
+    acknowledgedAt: timestamp('acknowledged_at', { withTimezone: true }),
+    expiredAt: timestamp('expired_at', { withTimezone: true }),
+  },
+  (t) => [index('hook_events_endpoint_received_idx').on(t.endpointUuid, t.receivedAt.desc().nullsFirst(), t.eventUuid.desc().nullsFirst())],
+);
+
+/**
  * An organization's composed workflow types (virtual.<composition_uuid>@<version>). Versions are
  * immutable: a PUT adds the next one, and a run of an earlier version keeps the plan it started with.
  */

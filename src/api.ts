@@ -9,6 +9,7 @@ import { absolutePath as swaggerUiAssets } from 'swagger-ui-dist';
 import { AppModule, type AppDependencies } from './app.module';
 import { bodyParserErrors } from './common/error.filter';
 import { requestRoute } from './common/request-route';
+import { ingressBody } from './hooks/ingress-body';
 import { bodyDepthLimit } from './limits/body-depth';
 import { methodNotAllowed } from './common/method-not-allowed';
 import { NestPinoLogger } from './nest-logger';
@@ -48,6 +49,7 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
     }),
   );
   app.use(methodNotAllowed(openApiDocument()));
+  app.use('/api/hooks/r', ingressBody());
   app.use(json({ limit: deps.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(bodyParserErrors);
   app.use(bodyDepthLimit(deps.config.limits.bodyMaxDepth));

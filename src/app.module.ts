@@ -1,15 +1,17 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import type { ConnectionStore } from '../activities/connections';
+import type { HookStore } from '../activities/hooks/store';
 import type { DatabaseHandle } from '../db/client';
 import { AuthModule } from './auth/auth.module';
 import { CatalogModule } from './catalog/catalog.module';
 import { CompositionsModule } from './compositions/compositions.module';
-import { CONFIG, CONNECTIONS, DATABASE, LOGGER, TEMPORAL_CLIENTS } from './common/di';
+import { CONFIG, CONNECTIONS, DATABASE, HOOKS, LOGGER, TEMPORAL_CLIENTS } from './common/di';
 import { ConnectionsModule } from './connections/connections.module';
 import { ErrorFilter } from './common/error.filter';
 import type { AppConfig } from './config';
 import { HealthModule } from './health/health.module';
+import { HooksModule } from './hooks/hooks.module';
 import { LimitsModule } from './limits/limits.module';
 import { McpModule } from './mcp/mcp.module';
 import type { Logger } from './logger';
@@ -26,6 +28,7 @@ export interface AppDependencies {
   database: DatabaseHandle;
   temporal: TemporalClients;
   connections: ConnectionStore;
+  hooks: HookStore;
 }
 
 @Global()
@@ -38,6 +41,7 @@ class CoreModule {
       { provide: DATABASE, useValue: deps.database },
       { provide: TEMPORAL_CLIENTS, useValue: deps.temporal },
       { provide: CONNECTIONS, useValue: deps.connections },
+      { provide: HOOKS, useValue: deps.hooks },
     ];
     return { module: CoreModule, providers, exports: providers.map((p) => p.provide) };
   }
@@ -60,6 +64,7 @@ export class AppModule {
         CompositionsModule,
         PluginsModule,
         ConnectionsModule,
+        HooksModule,
         TemporalCodecModule,
         OpenApiModule,
         McpModule,

@@ -2,6 +2,11 @@ import { deleteUserAuthorization } from './esign-delete-user-authorization';
 import { getResourceInformation } from './esign-get-resource-information';
 import { endpointsList } from './dbhost-endpoints-list';
 import { operationsWait } from './dbhost-operations-wait';
+import { acknowledgeEvent } from './hook-acknowledge-event';
+import { createRedirect } from './hook-create-redirect';
+import { expirePendingEvents } from './hook-expire-pending-events';
+import { receiveWebhook } from './hook-receive-webhook';
+import { replayEvent } from './hook-replay-event';
 import type { WorkflowDefinition } from './runtime/definition';
 
 /** Every workflow type the engine runs. The catalog, the API and the worker all read this list. */
@@ -10,6 +15,11 @@ export const definitions: readonly WorkflowDefinition[] = [
   getResourceInformation,
   operationsWait,
   endpointsList,
+  createRedirect,
+  receiveWebhook,
+  replayEvent,
+  acknowledgeEvent,
+  expirePendingEvents,
 ];
 
 export function findDefinition(workflowType: string): WorkflowDefinition | undefined {

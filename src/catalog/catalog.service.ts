@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { definitions, findDefinition } from '../../workflows/registry';
 import type { WorkflowDefinition } from '../../workflows/runtime/definition';
+import { CHILD_RETRY } from '../../workflows/runtime/dag';
+import { childWorkflowId, type DagPlan, runningState } from '../../workflows/runtime/dag-plan';
 import type { ConnectionStore } from '../../activities/connections';
 import { notFound } from '../common/api-error';
 import { CONNECTIONS } from '../common/di';
@@ -12,6 +14,23 @@ import { findPlugin } from '../plugins/plugins';
 export const restStateName = (state: string) => (state === '*' ? '*' : state.toUpperCase());
 
 export { jsonSchema } from './json-schema';
+
+/** A Dag type's layers, each with the parent state it runs in and its child's workflow id. */
+function dagView(plan: DagPlan) {
+  return {
+    layers: plan.layers.map((l, index) => ({
+      index,
+      layer: l.layer,
+      step: l.step,
+      workflow_type: l.workflow_type,
+      state: restStateName(runningState(l.step)),
+      child_workflow_id: childWorkflowId('{workflow_id}', l.step),
+      inputs: l.inputs,
+      compensation: l.compensation ?? null,
+    })),
+    child_retry: CHILD_RETRY,
+  };
+}
 
 /**
  * Everything the catalog says is derived from the definitions in workflows/, and, for an
@@ -83,6 +102,7 @@ export class CatalogService {
       transitions: d.transitions.map((t) => ({ from: restStateName(t.from), action: t.action, to: restStateName(t.to) })),
       exposed_to_end_users: d.exposed_to_end_users,
       has_prerequisites: d.prerequisites.length > 0,
+      ...(d.plan && dagView(d.plan)),
     };
   }
 

@@ -1,12 +1,10 @@
 import type { z } from 'zod';
-import { inputFields, isRequired, outputFields, planInputs, ROUTE, type DefinitionLookup, type Plan } from '../../workflows/composition/plan';
+import { inputFields, isRequired, outputFields, planInputs, RESERVED_NAMES, type DefinitionLookup, type Plan } from '../../workflows/composition/plan';
+import { ROUTE, ROUTE_OUTPUT as ROUTE_FIELD } from '../../workflows/runtime/dag-plan';
 import type { WorkflowDefinition } from '../../workflows/runtime/definition';
 import { jsonSchema } from '../catalog/json-schema';
 import type { FieldProblem } from '../common/api-error';
 import type { CompositionStep } from './composition-body';
-
-/** The output a step must declare for a later route step to run what it names. */
-export const ROUTE_FIELD = 'route_workflow_type';
 
 type JsonTypes = Set<string> | 'any';
 
@@ -64,6 +62,12 @@ export function compileComposition(steps: CompositionStep[], lookup: DefinitionL
   steps.forEach((s, i) => {
     if (index.has(s.id)) problem(`steps.${i}.id`, 'unique', s, 'another step has this id');
     else index.set(s.id, i);
+    if (RESERVED_NAMES.has(s.id)) problem(`steps.${i}.id`, 'reserved', s, `${s.id} is an output of every composed run; name the step otherwise`);
+    for (const [field, mapping] of Object.entries(s.inputs)) {
+      if ('from' in mapping && mapping.from === 'input' && RESERVED_NAMES.has(mapping.name)) {
+        problem(`steps.${i}.inputs.${field}`, 'reserved', s, `${mapping.name} is an output of every composed run; name the input otherwise`);
+      }
+    }
   });
   const defs = steps.map((s) => (s.workflow_type === ROUTE ? undefined : lookup(s.workflow_type)));
   const routeSource = steps.map(() => -1);
@@ -130,7 +134,12 @@ export function compileComposition(steps: CompositionStep[], lookup: DefinitionL
 
   const order = layerOrder(deps);
   const plan: Plan = {
-    layers: order.map((i, layer) => ({ layer, step: steps[i].id, workflow_type: steps[i].workflow_type, inputs: steps[i].inputs })),
+    layers: order.map((i, n) => ({
+      layer: `${String(n + 1).padStart(2, '0')}_${steps[i].id}`,
+      step: steps[i].id,
+      workflow_type: steps[i].workflow_type,
+      inputs: steps[i].inputs,
+    })),
   };
   problems.push(...routeOrderProblems(steps, defs, order, routeSource), ...freeInputProblems(steps, plan, lookup));
   return problems.length ? { problems } : { plan };

@@ -1,6 +1,16 @@
 import { z } from 'zod';
 import { definitions } from '../../workflows/registry';
 import { jsonSchema } from '../catalog/catalog.service';
+import {
+  createEndpointBody,
+  endpointViewSchema,
+  endpointWithSecret,
+  eventViewSchema,
+  ingressAccepted,
+  listEventsQuery,
+  replayResult,
+  rotatedEndpoint,
+} from '../hooks/hooks.schemas';
 import { plugins } from '../plugins/plugins';
 import { compositionBodySchema } from '../compositions/composition-body';
 import { compositionCreated, compositionDetail, compositionView } from '../compositions/composition-views';
@@ -125,6 +135,91 @@ const scheduleLinks = (expression: string) => ({
   TriggerSchedule: link('triggerSchedule', 'id', expression),
   DeleteSchedule: link('deleteSchedule', 'id', expression),
 });
+
+/** Webhook redirects: the organization's endpoints and events, and the public ingress. */
+function hookPaths() {
+  const endpointLinks = (expression: string) => ({
+    GetHookEndpoint: link('getHookEndpoint', 'uuid', expression),
+    ListHookEvents: link('listHookEvents', 'uuid', expression),
+    RotateHookSecret: link('rotateHookSecret', 'uuid', expression),
+    DeleteHookEndpoint: link('deleteHookEndpoint', 'uuid', expression),
+  });
+  const eventLinks = (expression: string) => ({
+    GetHookEvent: link('getHookEvent', 'uuid', expression),
+    ReplayHookEvent: link('replayHookEvent', 'uuid', expression),
+    AcknowledgeHookEvent: link('acknowledgeHookEvent', 'uuid', expression),
+  });
+  const endpointParam = { name: 'endpoint_uuid', in: 'path', required: true, schema: { type: 'string' } };
+  return {
+    '/api/hooks/endpoints': {
+      get: {
+        operationId: 'listHookEndpoints',
+        summary: "The organization's redirect endpoints (never their secrets)",
+        responses: { ...ok(z.object({ endpoints: z.array(endpointViewSchema) })), ...authenticated },
+      },
+      post: {
+        operationId: 'createHookEndpoint',
+        summary: 'Create a redirect endpoint; a generated signing_secret is returned once, here',
+        requestBody: { required: true, content: json(createEndpointBody, 'input') },
+        responses: { ...ok(endpointWithSecret, '201', endpointLinks('$response.body#/endpoint_uuid')), ...withBody, ...errors(409, 422), ...authenticated },
+      },
+    },
+    '/api/hooks/endpoints/{uuid}': {
+      get: { operationId: 'getHookEndpoint', summary: 'A redirect endpoint', parameters: [uuidParam], responses: { ...ok(endpointViewSchema), ...errors(404, 422), ...authenticated } },
+      delete: {
+        operationId: 'deleteHookEndpoint',
+        summary: 'Delete a redirect endpoint and its events',
+        parameters: [uuidParam],
+        responses: { '204': { description: 'deleted' }, ...errors(404, 422), ...authenticated },
+      },
+    },
+    '/api/hooks/endpoints/{uuid}/rotate-secret': {
+      post: {
+        operationId: 'rotateHookSecret',
+        summary: 'Replace the signing secret; the new one is returned once, here',
+        parameters: [uuidParam],
+        responses: { ...ok(rotatedEndpoint), ...errors(404, 422), ...authenticated },
+      },
+    },
+    '/api/hooks/endpoints/{uuid}/events': {
+      get: {
+        operationId: 'listHookEvents',
+        summary: "An endpoint's events, newest first",
+        parameters: [uuidParam, queryParam('limit', listEventsQuery.shape.limit)],
+        responses: { ...ok(z.object({ events: z.array(eventViewSchema) }), '200', eventLinks('$response.body#/events/0/event_uuid')), ...errors(404, 422), ...authenticated },
+      },
+    },
+    '/api/hooks/events/{uuid}': {
+      get: { operationId: 'getHookEvent', summary: 'An event with its delivery attempts', parameters: [uuidParam], responses: { ...ok(eventViewSchema), ...errors(404, 422), ...authenticated } },
+    },
+    '/api/hooks/events/{uuid}/replay': {
+      post: {
+        operationId: 'replayHookEvent',
+        summary: 'Deliver the event again, signed, through a hook.replay-event run',
+        parameters: [uuidParam],
+        responses: { ...ok(replayResult, '202', runLinks('$response.body#/workflow_id')), ...errors(404, 422), ...authenticated },
+      },
+    },
+    '/api/hooks/events/{uuid}/acknowledge': {
+      post: {
+        operationId: 'acknowledgeHookEvent',
+        summary: 'Mark the event acknowledged (409 once it has expired)',
+        parameters: [uuidParam],
+        responses: { ...ok(eventViewSchema), ...errors(404, 409, 422), ...authenticated },
+      },
+    },
+    '/api/hooks/r/{endpoint_uuid}': {
+      post: {
+        operationId: 'receiveHookEvent',
+        summary: 'Public ingress (no bearer token): stores the body as received (UTF-8 text, at most 1 MiB), answers 202 once stored, then delivers it signed',
+        security: [],
+        parameters: [endpointParam],
+        requestBody: { required: false, content: { '*/*': { schema: { type: 'string' } } } },
+        responses: { ...ok(ingressAccepted, '202', eventLinks('$response.body#/event_uuid')), ...errors(404, 413, 422) },
+      },
+    },
+  };
+}
 
 /** Temporal Schedules starting the organization's runs. */
 function schedulePaths() {
@@ -456,6 +551,7 @@ export function buildOpenApiDocument() {
       },
       ...schedulePaths(),
       ...compositionPaths(),
+      ...hookPaths(),
       ...temporalCodecPaths(),
     },
   };

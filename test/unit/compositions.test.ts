@@ -73,8 +73,8 @@ describe('compileComposition', () => {
   it('compiles valid steps into layers in the given order', () => {
     const plan = planOf([info(), del()]);
     expect(plan.layers.map((l) => [l.layer, l.step, l.workflow_type])).toEqual([
-      [0, 'info', RESOURCES],
-      [1, 'remove', DELETE],
+      ['01_info', 'info', RESOURCES],
+      ['02_remove', 'remove', DELETE],
     ]);
     expect(plan.layers[1].inputs.accountid).toEqual({ const: '4711' });
   });

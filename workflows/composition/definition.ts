@@ -1,5 +1,7 @@
-import { ANY_STATE, defineWorkflow, type StateSpec, type TransitionSpec, type WorkflowDefinition } from '../runtime/definition';
-import { compositionFieldRoles, compositionInputSchema, compositionOutputSchema, composedType, type DefinitionLookup, type Plan } from './plan';
+import { dagOutput, defineDag } from '../runtime/dag';
+import type { EngineWorkflowInput } from '../runtime/contract';
+import type { WorkflowDefinition } from '../runtime/definition';
+import { compositionFieldRoles, compositionInputSchema, composedType, type DefinitionLookup, type Plan } from './plan';
 
 export interface CompositionVersion {
   composition_uuid: string;
@@ -9,37 +11,41 @@ export interface CompositionVersion {
   plan: Plan;
 }
 
-/** The state a composed run is in while its layer's child runs. */
-export const runningState = (step: string) => `running_${step}`;
+/**
+ * The one Temporal workflow type every composed run executes under (Temporal type names are
+ * static); the engine's workflow_type (projection, search attributes, memo, API) is
+ * virtual.<uuid>@N. Its input carries the version it runs, so a later PUT never reaches it.
+ */
+export const COMPOSED_WORKFLOW = 'virtual';
 
-/** A composed type as the engine sees it: a Dag definition derived from its plan and the built-in types. */
-export function compositionDefinition(version: CompositionVersion, lookup: DefinitionLookup): WorkflowDefinition {
+export interface ComposedRunInput extends EngineWorkflowInput {
+  composition: CompositionVersion;
+}
+
+export type ComposedDefinition = WorkflowDefinition & { composition: CompositionVersion };
+
+/** A composed type as the engine sees it: a Dag derived from its plan and the built-in types. */
+export function compositionDefinition(version: CompositionVersion, lookup: DefinitionLookup): ComposedDefinition {
   const { input, freeOnly, free } = compositionInputSchema(version.plan, lookup);
-  const steps = version.plan.layers.map((l) => l.step);
-  const states: Record<string, StateSpec> = { pending: { initial: true, auto_advance: 'start' } };
-  const transitions: TransitionSpec[] = [];
-  steps.forEach((step, i) => {
-    const from = i === 0 ? 'pending' : runningState(steps[i - 1]);
-    transitions.push({ from, action: i === 0 ? 'start' : `run_${step}`, to: runningState(step) });
-    states[runningState(step)] = { auto_advance: i + 1 < steps.length ? `run_${steps[i + 1]}` : 'complete' };
-  });
-  transitions.push({ from: runningState(steps[steps.length - 1]), action: 'complete', to: 'completed' });
-  states.completed = { terminal: true, success: true };
-  states.failed = { terminal: true };
-  transitions.push({ from: ANY_STATE, action: 'fail', to: 'failed' });
-  return defineWorkflow({
+  const { connection_url_fields, ...roles } = compositionFieldRoles(free, lookup);
+  const def = defineDag({
     workflow_type: composedType(version.composition_uuid, version.version),
     version: String(version.version),
-    kind: 'Dag',
     description: version.name,
     input,
-    output: compositionOutputSchema(version.plan, freeOnly),
-    states,
-    transitions,
+    output: dagOutput(version.plan, freeOnly.partial().shape),
+    plan: version.plan,
     exposed_to_end_users: version.exposed_to_end_users,
-    prerequisites: [],
-    ...compositionFieldRoles(free, lookup),
-    failure_stamp: 'failed_at',
-    actions: {},
+    ...roles,
+    resolveDefinition: lookup,
   });
+  return { ...def, connection_url_fields, composition: version };
+}
+
+/** The Temporal workflow type and argument that run a definition: a composed one under COMPOSED_WORKFLOW, with its version. */
+export function temporalStart(def: WorkflowDefinition, input: EngineWorkflowInput): { workflowType: string; args: [EngineWorkflowInput] } {
+  const composition = (def as Partial<ComposedDefinition>).composition;
+  if (!composition) return { workflowType: def.workflow_type, args: [input] };
+  const composed: ComposedRunInput = { ...input, composition };
+  return { workflowType: COMPOSED_WORKFLOW, args: [composed] };
 }

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { failureFields, type WorkflowDefinition } from '../runtime/definition';
+import { dagOutputFields } from '../runtime/dag';
+import { type DagPlan, ROUTE } from '../runtime/dag-plan';
+import type { WorkflowDefinition } from '../runtime/definition';
 
 /**
  * A composed workflow type, `virtual.<composition_uuid>@<version>`: an organization's plan of
@@ -8,25 +10,12 @@ import { failureFields, type WorkflowDefinition } from '../runtime/definition';
  * schemas, which of them are secret) is derived from the plan and the built-in definitions, so
  * the API and the worker agree on it without a database read in workflow code.
  */
-export const ROUTE = 'route';
 export const COMPOSITION_PREFIX = 'virtual.';
 
-export type Mapping =
-  | { from: 'input'; name: string }
-  | { from: 'step'; step: string; field: string }
-  | { const: unknown };
+export type Plan = DagPlan;
 
-export interface PlanLayer {
-  layer: number;
-  step: string;
-  /** A built-in type, or "route": the type named by the nearest earlier layer's route_workflow_type. */
-  workflow_type: string;
-  inputs: Record<string, Mapping>;
-}
-
-export interface Plan {
-  layers: PlanLayer[];
-}
+/** Names a composed run's data already uses (the Dag's own outputs): no step id nor free input may take one. */
+export const RESERVED_NAMES: ReadonlySet<string> = new Set(Object.keys(dagOutputFields));
 
 export type DefinitionLookup = (workflowType: string) => WorkflowDefinition | undefined;
 
@@ -120,22 +109,6 @@ export function compositionInputSchema(plan: Plan, lookup: DefinitionLookup) {
   }
   const freeOnly = z.strictObject(Object.fromEntries([...free].map(([name]) => [name, shape[name]])));
   return { input: z.strictObject(shape), freeOnly, free };
-}
-
-/** What a composed run ends with: its inputs, each step's final state data under the step's id, the failure fields. */
-export function compositionOutputSchema(plan: Plan, freeOnly: z.ZodObject) {
-  const steps = Object.fromEntries(
-    plan.layers.map((l) => [l.step, z.record(z.string(), z.unknown()).optional().describe(`step ${l.step}: its child run's state data`)]),
-  );
-  return freeOnly.partial().extend({
-    ...steps,
-    ...failureFields,
-    failed_layer: z
-      .object({ layer: z.number(), index: z.number(), child_workflow_id: z.string(), error: z.unknown() })
-      .optional()
-      .describe('the layer whose child run failed'),
-    failed_at: z.string().optional(),
-  });
 }
 
 /** The free inputs that carry a secret of a step, or a URL the step will call. */
