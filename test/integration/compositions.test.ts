@@ -1,5 +1,5 @@
 import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
-import { api, stackEnv } from '../support/api';
+import { api, esignCalls, secretLeaks, stackEnv, startRun, uniqueId, waitForState, waitForTerminal } from '../support/api';
 
 jest.setTimeout(60_000);
 
@@ -179,5 +179,98 @@ describe('the catalog and another organization', () => {
     expect(unknownField.status).toBe(422);
     expect(unknownField.body.error.details).toContainEqual(expect.objectContaining({ field: 'initial_data.colour', rule: 'unknown_field' }));
     expect((await api(`/api/workflows?workflow_type=${created.workflow_type}`)).body.runs.length).toBe(before);
+  });
+});
+
+describe('composed runs', () => {
+  const runInput = (authorizationid: string) => ({
+    base_url: stackEnv.esignUrl,
+    api_token: ESIGN_VALID_TOKEN,
+    userid: uniqueId('user'),
+    authorizationid: uniqueId(authorizationid),
+  });
+  const transitionsOf = async (id: string) => (await api(`/api/workflows/${id}/history`)).body.transitions as Array<{ from: string; to: string; action: string; attempt: number; data: any }>;
+
+  it('starts through POST /api/workflows/start and completes, each step a child run, secrets redacted', async () => {
+    const { workflow_type } = await createComposition();
+    const input = runInput('ok');
+    const id = await startRun(workflow_type, input);
+    const run = await waitForTerminal(id);
+    expect(run).toMatchObject({ workflow_type, version: '1', status: 'COMPLETED', state_name: 'COMPLETED' });
+    expect(run.state_data).toMatchObject({
+      status: 'succeeded',
+      api_token: '[redacted]',
+      info: { status_code: 200, api_token: '[redacted]' },
+      remove: { status_code: 204, accountid: '4711', userid: input.userid, base_url: stackEnv.esignUrl },
+    });
+    expect(run.state_data.summary.map((s: any) => [s.step, s.status, s.child_workflow_id])).toEqual([
+      ['info', 'succeeded', `${id}.info`],
+      ['remove', 'succeeded', `${id}.remove`],
+    ]);
+    const states = (await transitionsOf(id)).map((t) => t.to);
+    expect(states).toEqual(['VALIDATED', 'RUNNING_INFO', 'RUNNING_REMOVE', 'COMPLETED']);
+
+    const child = await api(`/api/workflows/${id}.remove`);
+    expect(child.body).toMatchObject({ workflow_type: DELETE, status: 'COMPLETED' });
+    const deletes = await esignCalls(`/authorization/${input.authorizationid}`);
+    expect(deletes).toHaveLength(1);
+    expect(deletes[0].path).toBe(`/api/v2.1/accounts/4711/users/${input.userid}/authorization/${input.authorizationid}`);
+
+    const listed = (await api(`/api/workflows?workflow_type=${encodeURIComponent(workflow_type)}`)).body.runs;
+    expect(listed.map((r: { workflow_id: string }) => r.workflow_id)).toContain(id);
+    const history = JSON.stringify(await transitionsOf(id));
+    expect(secretLeaks({ api_token: ESIGN_VALID_TOKEN }, [['history', history], ['run', JSON.stringify(run)]])).toEqual([]);
+  });
+
+  it("fails with failed_step naming the failed step; a retry re-drives that step only and completes", async () => {
+    const { workflow_type } = await createComposition();
+    const input = runInput('once401');
+    const id = await startRun(workflow_type, input);
+    const failed = await waitForTerminal(id);
+    expect(failed.status).toBe('FAILED');
+    expect(failed.state_data).toMatchObject({
+      failed_step: 'remove',
+      failure_type: 'unauthorized',
+      failed_layer: { layer: '02_remove', index: 1, child_workflow_id: `${id}.remove` },
+      info: { status_code: 200 },
+    });
+    expect(failed.state_data.failed_at).toEqual(expect.any(String));
+    expect((await api(`/api/workflows/${id}.remove`)).body.status).toBe('FAILED');
+
+    const retry = await api(`/api/workflows/${id}/retry`, { method: 'POST' });
+    expect(retry.status).toBe(200);
+    const done = await waitForTerminal(id);
+    expect(done).toMatchObject({ status: 'COMPLETED', attempt: 2 });
+    expect(done.state_data.remove).toMatchObject({ status_code: 204 });
+    // The completed step did not run again; the failed one did, as attempt 2 of the same child run.
+    const transitions = await transitionsOf(id);
+    expect(transitions.filter((t) => t.to === 'RUNNING_INFO')).toHaveLength(1);
+    expect(transitions.filter((t) => t.to === 'COMPLETED').map((t) => t.attempt)).toEqual([2]);
+    expect((await api(`/api/workflows/${id}.info`)).body).toMatchObject({ status: 'COMPLETED', attempt: 1 });
+    expect((await api(`/api/workflows/${id}.remove`)).body).toMatchObject({ status: 'COMPLETED', attempt: 2 });
+    expect(await esignCalls(`/authorization/${input.authorizationid}`)).toHaveLength(2);
+  });
+
+  it('version 2 runs beside a running version 1, which keeps its own plan', async () => {
+    const { composition_uuid, workflow_type: v1 } = await createComposition();
+    const slowInput = runInput('slow');
+    const first = await startRun(v1, slowInput);
+    await waitForState(first, 'RUNNING_REMOVE');
+
+    const put = await api(`/api/compositions/${composition_uuid}`, { method: 'PUT', body: { name: 'info only', steps: cleanupSteps().slice(0, 1) } });
+    expect(put.status).toBe(200);
+    const v2 = put.body.workflow_type;
+    const second = await startRun(v2, { base_url: stackEnv.esignUrl, api_token: ESIGN_VALID_TOKEN });
+
+    const [one, two] = await Promise.all([waitForTerminal(first), waitForTerminal(second)]);
+    expect(one).toMatchObject({ workflow_type: v1, version: '1', status: 'COMPLETED' });
+    expect(one.state_data.remove).toMatchObject({ status_code: 204 });
+    expect(two).toMatchObject({ workflow_type: v2, version: '2', status: 'COMPLETED' });
+    expect(two.state_data).not.toHaveProperty('remove');
+    expect(two.state_data.info).toMatchObject({ status_code: 200 });
+
+    // And version 1 stays startable.
+    const again = await startRun(v1, runInput('ok'));
+    expect(await waitForTerminal(again)).toMatchObject({ workflow_type: v1, status: 'COMPLETED' });
   });
 });
