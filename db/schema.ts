@@ -220,3 +220,36 @@ export const hookEvents = pgTable(
   },
   (t) => [index('hook_events_endpoint_received_idx').on(t.endpointUuid, t.receivedAt.desc().nullsFirst(), t.eventUuid.desc().nullsFirst())],
 );
+
+/**
+ * An organization's composed workflow types (virtual.<composition_uuid>@<version>). Versions are
+ * immutable: a PUT adds the next one, and a run of an earlier version keeps the plan it started with.
+ */
+export const compositions = pgTable(
+  'compositions',
+  {
+    compositionUuid: text('composition_uuid').primaryKey(),
+    organizationUuid: text('organization_uuid').notNull(),
+    latestVersion: integer('latest_version').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('compositions_org_created_idx').on(t.organizationUuid, t.createdAt.desc().nullsFirst(), t.compositionUuid.desc().nullsFirst())],
+);
+
+export const compositionVersions = pgTable(
+  'composition_versions',
+  {
+    compositionUuid: text('composition_uuid')
+      .notNull()
+      .references(() => compositions.compositionUuid),
+    version: integer('version').notNull(),
+    name: text('name').notNull(),
+    // As given (steps) and compiled (the plan a run carries: layers in dependency order).
+    steps: jsonb('steps').notNull(),
+    plan: jsonb('plan').notNull(),
+    exposedToEndUsers: boolean('exposed_to_end_users').notNull().default(false),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.compositionUuid, t.version] })],
+);

@@ -5,6 +5,7 @@ import type { HookStore } from '../activities/hooks/store';
 import type { DatabaseHandle } from '../db/client';
 import { AuthModule } from './auth/auth.module';
 import { CatalogModule } from './catalog/catalog.module';
+import { CompositionsModule } from './compositions/compositions.module';
 import { CONFIG, CONNECTIONS, DATABASE, HOOKS, LOGGER, TEMPORAL_CLIENTS } from './common/di';
 import { ConnectionsModule } from './connections/connections.module';
 import { EntitlementsModule } from './entitlements/entitlements.module';
@@ -62,6 +63,7 @@ export class AppModule {
         CatalogModule,
         RunsModule,
         SchedulesModule,
+        CompositionsModule,
         PluginsModule,
         ConnectionsModule,
         PaymentsModule,

@@ -17,6 +17,7 @@ import { receiveWebhook } from './hook-receive-webhook';
 import { replayEvent } from './hook-replay-event';
 import { makeWorkflow } from './runtime/engine';
 import { webhookEndpointCreateVerifyAndReplay } from './webhook-endpoint-create-verify-and-replay';
+import { composedWorkflow } from './composition/workflow';
 
 export type { EngineWorkflowInput } from './runtime/contract';
 export { TASK_QUEUE } from './constants';
@@ -36,6 +37,7 @@ export const hookExpirePendingEvents = makeWorkflow(expirePendingEvents);
 export const webhookEndpointCreateVerifyAndReplayWorkflow = makeWorkflow(webhookEndpointCreateVerifyAndReplay);
 
 export {
+  composedWorkflow as virtual,
   esignDeleteUserAuthorization as 'esign.authorizations.delete-user-authorization',
   esignGetResourceInformation as 'esign.resources.get-resource-information',
   dbhostOperationsWait as 'dbhost.operations.wait',

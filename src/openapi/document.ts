@@ -13,6 +13,8 @@ import {
   rotatedEndpoint,
 } from '../hooks/hooks.schemas';
 import { plugins } from '../plugins/plugins';
+import { compositionBodySchema } from '../compositions/composition-body';
+import { compositionCreated, compositionDetail, compositionView } from '../compositions/composition-views';
 import { listQuerySchema } from '../runs/run-list';
 import { scheduleBodySchema } from '../schedules/schedule-body';
 import { payloadsBody } from '../temporal-codec/payload-json';
@@ -259,6 +261,41 @@ function schedulePaths() {
   };
 }
 
+const compositionLinks = (expression: string) => ({
+  GetComposition: link('getComposition', 'uuid', expression),
+  UpdateComposition: link('updateComposition', 'uuid', expression),
+});
+
+/** An organization's composed workflow types (virtual.<uuid>@N). */
+function compositionPaths() {
+  const body = { required: true, content: json(compositionBodySchema, 'input') };
+  return {
+    '/api/compositions': {
+      get: {
+        operationId: 'listCompositions',
+        summary: "The organization's compositions (latest version of each), newest first",
+        responses: { ...ok(z.object({ compositions: z.array(compositionView) }), '200', compositionLinks('$response.body#/compositions/0/composition_uuid')), ...authenticated },
+      },
+      post: {
+        operationId: 'createComposition',
+        summary: 'Compose built-in types into a type of the organization, virtual.<uuid>@1; 422 names each step and field that is wrong',
+        requestBody: body,
+        responses: { ...ok(compositionCreated, '201', { ...compositionLinks('$response.body#/composition_uuid'), ...typeLinks('$response.body#/workflow_type') }), ...withBody, ...errors(422), ...authenticated },
+      },
+    },
+    '/api/compositions/{uuid}': {
+      get: { operationId: 'getComposition', summary: 'A composition: its latest version and every version', parameters: [uuidParam], responses: { ...ok(compositionDetail), ...errors(404, 422), ...authenticated } },
+      put: {
+        operationId: 'updateComposition',
+        summary: 'Create the next version (virtual.<uuid>@N+1); running and startable earlier versions are untouched',
+        parameters: [uuidParam],
+        requestBody: body,
+        responses: { ...ok(compositionCreated, '200', typeLinks('$response.body#/workflow_type')), ...withBody, ...errors(404, 422), ...authenticated },
+      },
+    },
+  };
+}
+
 /** Temporal's remote codec protocol (the Temporal UI's codec endpoint): Payloads as protobuf JSON, bytes in base64. */
 function temporalCodecPaths() {
   const payloads = z.object({
@@ -356,7 +393,7 @@ export function openApiDocument() {
 }
 
 export function buildOpenApiDocument() {
-  const startBodies = definitions.map((d) => {
+  const builtInStartBodies = definitions.map((d) => {
     const input = schema(d.input, 'input');
     return {
       type: 'object',
@@ -366,6 +403,18 @@ export function buildOpenApiDocument() {
       properties: { workflow_type: { const: d.workflow_type }, initial_data: input },
     };
   });
+  const composedStartBody = {
+    type: 'object',
+    title: 'virtual.<composition_uuid>@<version>',
+    required: ['workflow_type', 'initial_data'],
+    additionalProperties: false,
+    properties: {
+      workflow_type: { type: 'string', pattern: '^virtual\\.[0-9a-f-]{36}@[1-9][0-9]*$' },
+      initial_data: { type: 'object', description: "the composition's free inputs: GET /api/workflows/types/{type}/schema" },
+    },
+  };
+  const startBodies = [...builtInStartBodies, composedStartBody];
+
   const connectionBodies = plugins.map((p) => ({
     type: 'object',
     title: p.name,
@@ -558,6 +607,7 @@ export function buildOpenApiDocument() {
         },
       },
       ...schedulePaths(),
+      ...compositionPaths(),
       ...hookPaths(),
       ...temporalCodecPaths(),
       ...paymentsPaths(),

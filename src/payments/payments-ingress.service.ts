@@ -10,7 +10,8 @@ import { createProjection } from '../../activities/projection';
 import type { DatabaseHandle } from '../../db/client';
 import { connections, runs } from '../../db/schema';
 import type { EngineWorkflowInput } from '../../workflows/runtime/contract';
-import { initialState } from '../../workflows/runtime/definition';
+import { temporalStart } from '../../workflows/composition/definition';
+import { initialState, type WorkflowDefinition } from '../../workflows/runtime/definition';
 import { CatalogService } from '../catalog/catalog.service';
 import { ApiError, notFound } from '../common/api-error';
 import { CONFIG, CONNECTIONS, DATABASE, TEMPORAL_CLIENTS } from '../common/di';
@@ -27,6 +28,13 @@ export type IngressAnswer =
 function candidateSecrets(secrets: Record<string, unknown>): Array<{ key?: string; secret: string }> {
   const named = Object.entries((secrets.webhook_secrets ?? {}) as Record<string, string>).map(([key, secret]) => ({ key, secret }));
   return typeof secrets.webhook_secret === 'string' ? [{ secret: secrets.webhook_secret }, ...named] : named;
+}
+
+/** A composition declares only the receiver inputs it uses (its free inputs); it is given those. */
+function declaredInputs(def: WorkflowDefinition, data: Record<string, unknown>): Record<string, unknown> {
+  if (!(def.input instanceof z.ZodObject)) return data;
+  const shape = def.input.shape as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(data).filter(([field, value]) => field in shape && value !== undefined));
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -72,13 +80,15 @@ export class PaymentsIngressService {
     }
     const { payload, event } = this.parse(body);
     const org = connection.organizationUuid;
+    // Before the event is claimed: a receiver that cannot start (a deleted composition) stores nothing.
+    const receiver = await this.catalog.resolve(receiverWorkflowType(connection.config as Record<string, unknown>), org);
     const workflowId = chainWorkflowId(connectionUuid, event.event_id);
     const claim = await claimEvent(this.db, { connection_uuid: connectionUuid, event_id: event.event_id, organization_uuid: org, workflow_id: workflowId });
     const duplicate = { status: 200 as const, body: { received: true as const, duplicate: true as const, workflow_id: claim.workflow_id } };
     if (!claim.claimed && (claim.workflow_id !== workflowId || (await this.runExists(claim.workflow_id, org)))) return duplicate;
     // Claimed now, or by a delivery that did not get to start the chain: start it (at most once, by its id).
     const input = { cloud_connection_uuid: connectionUuid, payload, signature: signature!, webhook_secret_key: candidates[matched].key };
-    const started = await this.start(receiverWorkflowType(connection.config as Record<string, unknown>), org, workflowId, input);
+    const started = await this.start(receiver, org, workflowId, input);
     if (!started) return duplicate;
     return { status: 202, body: { received: true, workflow_id: workflowId, event_id: event.event_id } };
   }
@@ -116,16 +126,16 @@ export class PaymentsIngressService {
    * Starts the receiver and registers the run before answering, so the workflow_id of a 202 is
    * readable at once. False when a run with this id was started already (a concurrent delivery).
    */
-  private async start(workflowType: string, org: string, workflowId: string, initialData: Record<string, unknown>): Promise<boolean> {
-    const def = this.catalog.require(workflowType);
+  private async start(def: WorkflowDefinition, org: string, workflowId: string, initialData: Record<string, unknown>): Promise<boolean> {
     const state = initialState(def);
-    const input: EngineWorkflowInput = { organization_uuid: org, initial_data: initialData };
+    const input: EngineWorkflowInput = { organization_uuid: org, initial_data: declaredInputs(def, initialData) };
+    const { workflowType, args } = temporalStart(def, input);
     try {
-      await this.temporal.forOrganization(org).workflow.start(def.workflow_type, {
+      await this.temporal.forOrganization(org).workflow.start(workflowType, {
         ...engineStartOptions(def, org, state),
         workflowId,
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        args: [input],
+        args,
       });
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return false;

@@ -8,6 +8,7 @@ import { originOf, sameOrigin } from '../../activities/origin';
 import { literalAddressProblem, outboundUrlProblem } from '../../activities/outbound';
 import type { DatabaseHandle } from '../../db/client';
 import { idempotencyKeys, runs, transitions } from '../../db/schema';
+import { temporalStart } from '../../workflows/composition/definition';
 import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
 import { initialState, type RunData, type WorkflowDefinition } from '../../workflows/runtime/definition';
 import { findTooDeep } from '../../workflows/runtime/json-walk';
@@ -87,7 +88,7 @@ export class RunsService {
   /** Everything a start is validated on (422 naming each field), before anything starts; also for a schedule's runs. */
   async checkStart(principal: Principal, body: StartBody): Promise<WorkflowDefinition> {
     this.checkInitialDataShape(body.initial_data);
-    const def = this.catalog.require(body.workflow_type);
+    const def = await this.catalog.resolve(body.workflow_type, principal.organization_uuid);
     this.checkInitialData(def, body.initial_data, principal);
     await this.checkConnectionDestinations(def, body.initial_data, principal);
     return def;
@@ -165,10 +166,11 @@ export class RunsService {
     // rather than answer 503 about a run that is executing.
     await this.database.ping();
     try {
-      await this.temporal.forOrganization(org).workflow.start(def.workflow_type, {
+      const { workflowType, args } = temporalStart(def, input);
+      await this.temporal.forOrganization(org).workflow.start(workflowType, {
         ...engineStartOptions(def, org, state),
         workflowId,
-        args: [input],
+        args,
       });
     } catch (err) {
       // A concurrent request with the same Idempotency-Key started it first: same run.
@@ -252,7 +254,7 @@ export class RunsService {
     if (!RETRYABLE_STATUSES.has(row.status)) {
       throw new ApiError(409, 'not_failed', `only a FAILED or CANCELLED run can be retried; this run is ${row.status}`);
     }
-    const def = this.catalog.require(row.workflowType);
+    const def = await this.catalog.resolve(row.workflowType, row.organizationUuid);
     const details = await this.failedRunDetails(workflowId, row.organizationUuid);
     const attempt = details.checkpoint.attempt + 1;
     const input: EngineWorkflowInput = {
@@ -261,10 +263,11 @@ export class RunsService {
       resume: { reason: 'retry', ...details.checkpoint, attempt },
     };
     try {
-      await this.temporal.forOrganization(row.organizationUuid).workflow.start(def.workflow_type, {
+      const { workflowType, args } = temporalStart(def, input);
+      await this.temporal.forOrganization(row.organizationUuid).workflow.start(workflowType, {
         ...engineStartOptions(def, row.organizationUuid, details.checkpoint.state),
         workflowId,
-        args: [input],
+        args,
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       });
     } catch (err) {

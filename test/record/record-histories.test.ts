@@ -12,6 +12,9 @@ import { createPaymentsActivities } from '../../activities/payments';
 import { createProjection } from '../../activities/projection';
 import { SecretBox } from '../../activities/secret-box';
 import { type DatabaseHandle, openDatabase, projectRoot } from '../../db/client';
+import { compileComposition } from '../../src/compositions/compile';
+import type { ComposedRunInput } from '../../workflows/composition/definition';
+import { findDefinition } from '../../workflows/registry';
 import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
 import { DBHOST_VALID_TOKEN, startDbhostDouble } from '../doubles/dbhost-double';
 import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
@@ -182,5 +185,39 @@ describe('record workflow histories', () => {
       any
     >;
     expect(unrouted.route).toBeNull();
+  });
+
+  it('records a composed run: completed, a failed step, then its retry', async () => {
+    const compiled = compileComposition(
+      [
+        { id: 'info', workflow_type: 'esign.resources.get-resource-information', inputs: { base_url: { from: 'input', name: 'base_url' }, api_token: { from: 'input', name: 'api_token' } } },
+        {
+          id: 'remove',
+          workflow_type: 'esign.authorizations.delete-user-authorization',
+          inputs: {
+            base_url: { from: 'step', step: 'info', field: 'base_url' },
+            api_token: { from: 'input', name: 'api_token' },
+            accountid: { const: '1001' },
+            userid: { const: 'user-1' },
+            authorizationid: { from: 'input', name: 'authorizationid' },
+          },
+        },
+      ],
+      findDefinition,
+    );
+    if (!('plan' in compiled)) throw new Error(JSON.stringify(compiled.problems));
+    const composition = { composition_uuid: '0b7c6a3e-8d1f-4c2a-9e5b-1a2b3c4d5e6f', version: 1, name: 'recorded', exposed_to_end_users: false, plan: compiled.plan };
+    const composed = (authorizationid: string): ComposedRunInput => ({
+      organization_uuid: org,
+      initial_data: { base_url: double.url, api_token: ESIGN_VALID_TOKEN, authorizationid },
+      composition,
+    });
+    await record('virtual-completed', 'virtual', composed('ok-virtual'));
+    const failed = await record('virtual-step-failed', 'virtual', composed('once401-virtual'));
+    const checkpoint = ((failed as WorkflowFailedError).cause as { details?: unknown[] }).details?.[0] as FailedRunDetails;
+    expect(checkpoint.checkpoint?.carry).toHaveProperty('remove');
+    const retried: ComposedRunInput = { organization_uuid: org, initial_data: {}, composition, resume: { reason: 'retry', ...checkpoint.checkpoint!, attempt: 2 } };
+    const outcome = await record('virtual-retried-completed', 'virtual', retried, 'wf_record_virtual-step-failed');
+    expect(outcome).toMatchObject({ status: 'succeeded', remove: { status_code: 204 } });
   });
 });
