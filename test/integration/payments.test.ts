@@ -228,6 +228,54 @@ describe('the receiver chain: one signed delivery, one entitlement', () => {
   });
 });
 
+describe("a connection's receiver_workflow_type: a composition instead of the default chain", () => {
+  it('starts the composition for each verified event: receive, then a route step granting once', async () => {
+    const created = await api('/api/compositions', {
+      body: {
+        name: uniqueId('payment-receiver'),
+        steps: [
+          {
+            id: 'verify',
+            workflow_type: RECEIVE,
+            inputs: {
+              cloud_connection_uuid: { from: 'input', name: 'cloud_connection_uuid' },
+              payload: { from: 'input', name: 'payload' },
+              signature: { from: 'input', name: 'signature' },
+            },
+          },
+          { id: 'entitle', workflow_type: 'route', inputs: {} },
+        ],
+      },
+    });
+    expect(created.status).toBe(201);
+    const receiver = created.body.workflow_type as string;
+    const connection = await createConnection({
+      plugin: 'payments',
+      name: uniqueId('payments-composed'),
+      secrets: { webhook_secret: DEFAULT_SECRET },
+      config: { receiver_workflow_type: receiver },
+    });
+    const subject = uniqueId('composed-buyer');
+    const payload = JSON.stringify(checkoutSession('checkout.session.async_payment_succeeded', { client_reference_id: subject }));
+    const res = await deliver(connection, payload, signed(payload));
+    expect(res.status).toBe(202);
+    const run = await waitForTerminal(res.body.workflow_id);
+    expect(run).toMatchObject({ workflow_type: receiver, status: 'COMPLETED' });
+    expect(run.state_data.entitle).toMatchObject({ subject, granted: true });
+    expect((await deliver(connection, payload, signed(payload))).body).toEqual({ received: true, duplicate: true, workflow_id: res.body.workflow_id });
+    const granted = (await api(`/api/entitlements?subject=${subject}`)).body.entitlements;
+    expect(granted.map((e: { workflow_id: string }) => e.workflow_id)).toEqual([`${res.body.workflow_id}.entitle`]);
+  });
+
+  it('refuses a receiver_workflow_type that is not a composed type (422)', async () => {
+    const res = await api('/api/connections', {
+      body: { plugin: 'payments', name: uniqueId('bad-receiver'), secrets: { webhook_secret: DEFAULT_SECRET }, config: { receiver_workflow_type: RECEIVE } },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.error.message).toContain('receiver_workflow_type');
+  });
+});
+
 describe('payments.webhooks.receive', () => {
   const base = (payload: string, signature: string, extra: Record<string, unknown> = {}) => ({
     cloud_connection_uuid: conn.a,
