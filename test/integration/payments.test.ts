@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { api, startRun, stackEnv, uniqueId, waitForTerminal } from '../support/api';
 import {
   chargeEvent,
@@ -202,7 +203,8 @@ describe('the receiver chain: one signed delivery, one entitlement', () => {
         granted_at: expect.any(String),
       },
     ]);
-    expectNoSecret([chain, await api(`/api/workflows/${first.body.workflow_id}/history`)]);
+    expectNoSecret([chain, await api(`/api/workflows/${first.body.workflow_id}/history`), await api(`/api/workflows/${grantRun}`)]);
+    expectNoSecret(fs.readFileSync(stackEnv.logFile, 'utf8'));
   });
 
   it('routes a paid invoice (older API shape) to a grant for its customer, and skips the route for an unrouted event', async () => {

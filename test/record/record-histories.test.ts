@@ -177,13 +177,9 @@ describe('record workflow histories', () => {
     await record('payments-grant-subject-missing-failed', grant, grantInput('evt_record_nobody', null));
     const chain = 'payments.webhooks.receiver-chain';
     const bought = JSON.stringify(checkoutSession('checkout.session.completed', { client_reference_id: 'user_rec_chain' }));
-    // A Dag's child ids derive from its workflow id, and the replay test replays a history under its file name.
-    const routed = (await record('payments-chain-granted-completed', chain, receiveInput(bought), 'payments-chain-granted-completed')) as Record<string, any>;
+    const routed = (await record('payments-chain-granted-completed', chain, receiveInput(bought))) as Record<string, any>;
     expect(routed.route).toMatchObject({ subject: 'user_rec_chain', granted: true });
-    const unrouted = (await record('payments-chain-unrouted-completed', chain, receiveInput(JSON.stringify(subscriptionEvent())), 'payments-chain-unrouted-completed')) as Record<
-      string,
-      any
-    >;
+    const unrouted = (await record('payments-chain-unrouted-completed', chain, receiveInput(JSON.stringify(subscriptionEvent())))) as Record<string, any>;
     expect(unrouted.route).toBeNull();
   });
 
