@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import { api, startRun, stackEnv, uniqueId, waitForTerminal } from '../support/api';
 import {
@@ -142,6 +143,10 @@ describe('ingress POST /api/hooks/payments/{connection_uuid}', () => {
       const res = await deliver(conn.a, body, headers);
       expect({ code, status: res.status, body: res.body }).toEqual({ code, status: 400, body: { error: { code, message: expect.any(String), details: null } } });
     }
+    // Signed bytes that are not UTF-8 cannot be handed on as the run's payload text.
+    const latin1 = Buffer.concat([Buffer.from('{"id":"evt_'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    const latin1Signature = `t=${now},v1=${createHmac('sha256', DEFAULT_SECRET).update(`${now}.`).update(latin1).digest('hex')}`;
+    expect((await deliver(conn.a, latin1, { 'stripe-signature': latin1Signature })).body.error.code).toBe('PAYLOAD_INVALID');
     // The refused event was never claimed: signed properly now, it is accepted.
     expect((await deliver(conn.a, payload, signed(payload))).status).toBe(202);
     expect(await runCount()).toBe(before + 1);
