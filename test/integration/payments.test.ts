@@ -112,6 +112,15 @@ describe('ingress POST /api/hooks/payments/{connection_uuid}', () => {
     expect(await runCount()).toBe(before);
   });
 
+  it('starts one chain for concurrent deliveries of one event: one 202, the others 200 duplicate of it', async () => {
+    const payload = JSON.stringify(chargeEvent('charge.refunded'));
+    const before = await runCount();
+    const answers = await Promise.all(Array.from({ length: 6 }, () => deliver(conn.a, payload, signed(payload))));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 200, 202]);
+    expect(new Set(answers.map((a) => a.body.workflow_id)).size).toBe(1);
+    expect(await runCount()).toBe(before + 1);
+  });
+
   it('accepts Webhook-Signature, and any v1 of a rotating header signed with a named secret', async () => {
     const payload = JSON.stringify(chargeEvent());
     const res = await deliver(conn.a, payload, { 'webhook-signature': sign(payload, DEFAULT_SECRET) });
@@ -339,6 +348,8 @@ describe('payments.webhooks.receive', () => {
       });
       expect(run.state_data.event_id).toBeUndefined();
     }
+    // None of the refused runs claimed the event: a genuine delivery of it is accepted.
+    expect((await receiveRun(base(p, sign(p, DEFAULT_SECRET)))).status).toBe('COMPLETED');
   });
 
   it('fails a replayed event id on the same connection with EVENT_REPLAYED, even freshly signed', async () => {
