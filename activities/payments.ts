@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import type { Database } from '../db/client';
 import { entitlements, paymentEvents } from '../db/schema';
 import type { ConnectionStore } from './connections';
@@ -67,6 +67,23 @@ export async function claimEvent(db: Database, claim: { connection_uuid: string;
   return { workflow_id: existing.workflowId, claimed: false };
 }
 
+/**
+ * When the ingress accepted the delivery this run (or the chain it is a step of) was started
+ * for, or undefined for a run started otherwise. Read by the run's ids alone, before anything is
+ * parsed: a chain that waited for a worker checks the signature's timestamp against the time the
+ * delivery arrived, not against the time a worker got to it.
+ */
+export async function deliveryReceivedAt(db: Database, connectionUuid: string, workflowId: string): Promise<Date | undefined> {
+  const parts = workflowId.split('.');
+  const lineage = parts.map((_, i) => parts.slice(0, i + 1).join('.'));
+  const [row] = await db
+    .select({ acceptedAt: paymentEvents.acceptedAt })
+    .from(paymentEvents)
+    .where(and(eq(paymentEvents.connectionUuid, connectionUuid), inArray(paymentEvents.workflowId, lineage)))
+    .limit(1);
+  return row?.acceptedAt;
+}
+
 /** The run a claim or a grant is recorded for; these activities run only inside workflows. */
 function callingWorkflowId(): string {
   const execution = Context.current().info.workflowExecution;
@@ -106,6 +123,8 @@ export function createPaymentsActivities(config: PaymentsConfig) {
     /** Verifies, parses and claims one delivery; nothing is parsed before the signature holds. */
     async receivePaymentEvent(req: ReceiveRequest): Promise<NormalisedEvent> {
       const secret = await secretFor(req);
+      const workflowId = callingWorkflowId();
+      const receivedAt = (await deliveryReceivedAt(config.db, req.cloud_connection_uuid, workflowId)) ?? new Date();
       let event: NormalisedEvent;
       try {
         verifySignature({
@@ -113,14 +132,13 @@ export function createPaymentsActivities(config: PaymentsConfig) {
           header: req.signature,
           secrets: [secret],
           toleranceSeconds: config.toleranceSeconds,
-          nowSeconds: Math.floor(Date.now() / 1000),
+          nowSeconds: Math.floor(receivedAt.getTime() / 1000),
         });
         event = normaliseEvent(req.payload);
       } catch (err) {
         if (err instanceof SignatureRefusal || err instanceof PayloadInvalid) throw refuse(err.message, err.code);
         throw err;
       }
-      const workflowId = callingWorkflowId();
       const { workflow_id: claimant } = await claimEvent(config.db, {
         connection_uuid: req.cloud_connection_uuid,
         event_id: event.event_id,

@@ -148,7 +148,7 @@ export const paymentEvents = pgTable(
     workflowId: text('workflow_id').notNull(),
     acceptedAt: timestamp('accepted_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.connectionUuid, t.eventId] })],
+  (t) => [primaryKey({ columns: [t.connectionUuid, t.eventId] }), index('payment_events_connection_workflow_idx').on(t.connectionUuid, t.workflowId)],
 );
 
 /** Access granted by payments.access.grant_on_payment: one per source event and organization. */

@@ -21,4 +21,5 @@ CREATE TABLE "payment_events" (
 --> statement-breakpoint
 CREATE UNIQUE INDEX "entitlements_org_source_event_idx" ON "entitlements" USING btree ("organization_uuid","source_event_id");--> statement-breakpoint
 CREATE INDEX "entitlements_org_granted_idx" ON "entitlements" USING btree ("organization_uuid","granted_at" DESC NULLS FIRST,"entitlement_uuid" DESC NULLS FIRST);--> statement-breakpoint
-CREATE INDEX "entitlements_org_subject_granted_idx" ON "entitlements" USING btree ("organization_uuid","subject","granted_at" DESC NULLS FIRST,"entitlement_uuid" DESC NULLS FIRST);
+CREATE INDEX "entitlements_org_subject_granted_idx" ON "entitlements" USING btree ("organization_uuid","subject","granted_at" DESC NULLS FIRST,"entitlement_uuid" DESC NULLS FIRST);--> statement-breakpoint
+CREATE INDEX "payment_events_connection_workflow_idx" ON "payment_events" USING btree ("connection_uuid","workflow_id");
