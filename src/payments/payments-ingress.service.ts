@@ -8,7 +8,7 @@ import { type NormalisedEvent, normaliseEvent, PayloadInvalid } from '../../acti
 import { SignatureRefusal, verifySignature } from '../../activities/payments-signature';
 import { createProjection } from '../../activities/projection';
 import type { DatabaseHandle } from '../../db/client';
-import { connections, runs } from '../../db/schema';
+import { connections, paymentEvents, runs } from '../../db/schema';
 import type { EngineWorkflowInput } from '../../workflows/runtime/contract';
 import { temporalStart } from '../../workflows/composition/definition';
 import { initialState, type WorkflowDefinition } from '../../workflows/runtime/definition';
@@ -86,7 +86,9 @@ export class PaymentsIngressService {
     const claim = await claimEvent(this.db, { connection_uuid: connectionUuid, event_id: event.event_id, organization_uuid: org, workflow_id: workflowId });
     const duplicate = { status: 200 as const, body: { received: true as const, duplicate: true as const, workflow_id: claim.workflow_id } };
     if (!claim.claimed && (claim.workflow_id !== workflowId || (await this.runExists(claim.workflow_id, org)))) return duplicate;
-    // Claimed now, or by a delivery that did not get to start the chain: start it (at most once, by its id).
+    // Claimed by a delivery that did not get to start the chain: this delivery (its signature) is the one handed on.
+    if (!claim.claimed) await this.db.update(paymentEvents).set({ acceptedAt: new Date() }).where(and(eq(paymentEvents.connectionUuid, connectionUuid), eq(paymentEvents.eventId, event.event_id)));
+    // Started at most once, by its id.
     const input = { cloud_connection_uuid: connectionUuid, payload, signature: signature!, webhook_secret_key: candidates[matched].key };
     const started = await this.start(receiver, org, workflowId, input);
     if (!started) return duplicate;
