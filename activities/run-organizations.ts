@@ -14,8 +14,10 @@ const MAX_WORKFLOW_IDS = 100_000;
  * is the owner of everything encoded in it: results, failures, continue-as-new
  * input. Later payloads (a signal or query from someone else) never change it.
  * Contexts the SDK makes only to encode (activities being scheduled, heartbeats)
- * fall back to the last owner decided for their workflow id; a run whose owner
- * is unknown gets platform payloads, which no organization's token decodes.
+ * fall back to the last owner decided for their workflow id, and a child run's start
+ * input (a Dag's layer, workflow id `<parent>.<step>`) to its parent's owner, the run
+ * that starts it; a run whose owner is unknown gets platform payloads, which no
+ * organization's token decodes.
  */
 export class RunOrganizations {
   private readonly byContext = new WeakMap<SerializationContext, PayloadOwner>();
@@ -33,6 +35,13 @@ export class RunOrganizations {
   ownerFor(context: SerializationContext | undefined): PayloadOwner {
     if (!context) return null;
     if (this.byContext.has(context)) return this.byContext.get(context)!;
-    return (context.workflowId && this.byWorkflowId.get(context.workflowId)) || null;
+    return (context.workflowId && this.ownerOfWorkflow(context.workflowId)) || null;
+  }
+
+  private ownerOfWorkflow(workflowId: string): PayloadOwner | undefined {
+    for (let id = workflowId; ; id = id.slice(0, id.lastIndexOf('.'))) {
+      const owner = this.byWorkflowId.get(id);
+      if (owner !== undefined || !id.includes('.')) return owner;
+    }
   }
 }

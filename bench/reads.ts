@@ -4,6 +4,7 @@ import type { INestApplication } from '@nestjs/common';
 import { Connection } from '@temporalio/client';
 import { sql } from 'drizzle-orm';
 import { ConnectionStore } from '../activities/connections';
+import { HookStore } from '../activities/hooks/store';
 import { MasterPayloadKeys } from '../activities/payload-keys';
 import { SecretBox } from '../activities/secret-box';
 import { type DatabaseHandle, openDatabase } from '../db/client';
@@ -110,6 +111,7 @@ async function readApi(stack: BenchStack, label: string, size: number, withHisto
     database,
     temporal: new TemporalClients(connection, stack.config.temporalNamespace, new MasterPayloadKeys(randomBytes(32))),
     connections: new ConnectionStore(database.db, SecretBox.derive(randomBytes(32), 'connections')),
+    hooks: new HookStore(database.db, SecretBox.derive(randomBytes(32), 'hook-secrets')),
   });
   const port = await freePort();
   await app.listen(port, '127.0.0.1');

@@ -133,3 +133,123 @@ export const schedules = pgTable(
   },
   (t) => [index('schedules_org_created_idx').on(t.organizationUuid, t.createdAt.desc().nullsFirst(), t.scheduleId.desc().nullsFirst())],
 );
+
+/**
+ * Provider events accepted per payments connection: the first delivery of an event id claims it
+ * for its run (the ingress's receiver chain, or a receive run started directly), so a repeated
+ * delivery answers with that run and a replayed one fails EVENT_REPLAYED.
+ */
+export const paymentEvents = pgTable(
+  'payment_events',
+  {
+    connectionUuid: text('connection_uuid').notNull(),
+    eventId: text('event_id').notNull(),
+    organizationUuid: text('organization_uuid').notNull(),
+    workflowId: text('workflow_id').notNull(),
+    acceptedAt: timestamp('accepted_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.connectionUuid, t.eventId] }), index('payment_events_connection_workflow_idx').on(t.connectionUuid, t.workflowId)],
+);
+
+/** Access granted by payments.access.grant_on_payment: one per source event and organization. */
+export const entitlements = pgTable(
+  'entitlements',
+  {
+    entitlementUuid: text('entitlement_uuid').primaryKey(),
+    organizationUuid: text('organization_uuid').notNull(),
+    subject: text('subject').notNull(),
+    sourceEventId: text('source_event_id').notNull(),
+    workflowId: text('workflow_id').notNull(),
+    eventType: text('event_type').notNull(),
+    objectId: text('object_id'),
+    eventMetadata: jsonb('event_metadata').notNull().default(sql`'{}'::jsonb`),
+    grantedAt: timestamp('granted_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('entitlements_org_source_event_idx').on(t.organizationUuid, t.sourceEventId),
+    index('entitlements_org_granted_idx').on(t.organizationUuid, t.grantedAt.desc().nullsFirst(), t.entitlementUuid.desc().nullsFirst()),
+    index('entitlements_org_subject_granted_idx').on(
+      t.organizationUuid,
+      t.subject,
+      t.grantedAt.desc().nullsFirst(),
+      t.entitlementUuid.desc().nullsFirst(),
+    ),
+  ],
+);
+
+/**
+ * Webhook redirect endpoints: a public ingress URL of ours that forwards what it receives, signed, to
+ * the organization's target_url. The signing secret is AES-256-GCM sealed (activities/secret-box.ts),
+ * bound to (endpoint, organization); secret_ref names the connection secret it was copied from.
+ */
+export const hookEndpoints = pgTable(
+  'hook_endpoints',
+  {
+    endpointUuid: text('endpoint_uuid').primaryKey(),
+    organizationUuid: text('organization_uuid').notNull(),
+    name: text('name').notNull(),
+    targetUrl: text('target_url').notNull(),
+    secretCiphertext: text('secret_ciphertext').notNull(),
+    keyId: text('key_id').notNull(),
+    secretSource: text('secret_source').notNull(),
+    secretRef: text('secret_ref'),
+    state: text('state').notNull().default('active'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('hook_endpoints_org_name_idx').on(t.organizationUuid, t.name)],
+);
+
+/** One received event: the body exactly as received, its state and every delivery attempt. */
+export const hookEvents = pgTable(
+  'hook_events',
+  {
+    eventUuid: text('event_uuid').primaryKey(),
+    endpointUuid: text('endpoint_uuid')
+      .notNull()
+      .references(() => hookEndpoints.endpointUuid, { onDelete: 'cascade' }),
+    organizationUuid: text('organization_uuid').notNull(),
+    body: text('body').notNull(),
+    headers: jsonb('headers').notNull().default(sql`'{}'::jsonb`),
+    state: text('state').notNull().default('pending'),
+    /** [{at, status_code, latency_ms, error?}] in attempt order. */
+    attempts: jsonb('attempts').notNull().default(sql`'[]'::jsonb`),
+    receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
+    deliveredAt: timestamp('delivered_at', { withTimezone: true }),
+    acknowledgedAt: timestamp('acknowledged_at', { withTimezone: true }),
+    expiredAt: timestamp('expired_at', { withTimezone: true }),
+  },
+  (t) => [index('hook_events_endpoint_received_idx').on(t.endpointUuid, t.receivedAt.desc().nullsFirst(), t.eventUuid.desc().nullsFirst())],
+);
+
+/**
+ * An organization's composed workflow types (virtual.<composition_uuid>@<version>). Versions are
+ * immutable: a PUT adds the next one, and a run of an earlier version keeps the plan it started with.
+ */
+export const compositions = pgTable(
+  'compositions',
+  {
+    compositionUuid: text('composition_uuid').primaryKey(),
+    organizationUuid: text('organization_uuid').notNull(),
+    latestVersion: integer('latest_version').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('compositions_org_created_idx').on(t.organizationUuid, t.createdAt.desc().nullsFirst(), t.compositionUuid.desc().nullsFirst())],
+);
+
+export const compositionVersions = pgTable(
+  'composition_versions',
+  {
+    compositionUuid: text('composition_uuid')
+      .notNull()
+      .references(() => compositions.compositionUuid),
+    version: integer('version').notNull(),
+    name: text('name').notNull(),
+    // As given (steps) and compiled (the plan a run carries: layers in dependency order).
+    steps: jsonb('steps').notNull(),
+    plan: jsonb('plan').notNull(),
+    exposedToEndUsers: boolean('exposed_to_end_users').notNull().default(false),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.compositionUuid, t.version] })],
+);

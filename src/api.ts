@@ -9,9 +9,11 @@ import { absolutePath as swaggerUiAssets } from 'swagger-ui-dist';
 import { AppModule, type AppDependencies } from './app.module';
 import { bodyParserErrors } from './common/error.filter';
 import { requestRoute } from './common/request-route';
+import { ingressBody } from './hooks/ingress-body';
 import { bodyDepthLimit } from './limits/body-depth';
 import { methodNotAllowed } from './common/method-not-allowed';
 import { NestPinoLogger } from './nest-logger';
+import { HOOKS_PATH, rawHookBody } from './payments/raw-body';
 import { httpSpans } from './telemetry/http-spans';
 import { openApiDocument } from './openapi/document';
 
@@ -48,6 +50,8 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
     }),
   );
   app.use(methodNotAllowed(openApiDocument()));
+  app.use(HOOKS_PATH, ...rawHookBody);
+  app.use('/api/hooks/r', ingressBody());
   app.use(json({ limit: deps.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(bodyParserErrors);
   app.use(bodyDepthLimit(deps.config.limits.bodyMaxDepth));

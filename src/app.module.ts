@@ -1,18 +1,23 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import type { ConnectionStore } from '../activities/connections';
+import type { HookStore } from '../activities/hooks/store';
 import type { DatabaseHandle } from '../db/client';
 import { AuthModule } from './auth/auth.module';
 import { CatalogModule } from './catalog/catalog.module';
-import { CONFIG, CONNECTIONS, DATABASE, LOGGER, TEMPORAL_CLIENTS } from './common/di';
+import { CompositionsModule } from './compositions/compositions.module';
+import { CONFIG, CONNECTIONS, DATABASE, HOOKS, LOGGER, TEMPORAL_CLIENTS } from './common/di';
 import { ConnectionsModule } from './connections/connections.module';
+import { EntitlementsModule } from './entitlements/entitlements.module';
 import { ErrorFilter } from './common/error.filter';
 import type { AppConfig } from './config';
 import { HealthModule } from './health/health.module';
+import { HooksModule } from './hooks/hooks.module';
 import { LimitsModule } from './limits/limits.module';
 import { McpModule } from './mcp/mcp.module';
 import type { Logger } from './logger';
 import { OpenApiModule } from './openapi/openapi.module';
+import { PaymentsModule } from './payments/payments.module';
 import { PluginsModule } from './plugins/plugins.module';
 import { RunsModule } from './runs/runs.module';
 import { SchedulesModule } from './schedules/schedules.module';
@@ -25,6 +30,7 @@ export interface AppDependencies {
   database: DatabaseHandle;
   temporal: TemporalClients;
   connections: ConnectionStore;
+  hooks: HookStore;
 }
 
 @Global()
@@ -37,6 +43,7 @@ class CoreModule {
       { provide: DATABASE, useValue: deps.database },
       { provide: TEMPORAL_CLIENTS, useValue: deps.temporal },
       { provide: CONNECTIONS, useValue: deps.connections },
+      { provide: HOOKS, useValue: deps.hooks },
     ];
     return { module: CoreModule, providers, exports: providers.map((p) => p.provide) };
   }
@@ -56,8 +63,12 @@ export class AppModule {
         CatalogModule,
         RunsModule,
         SchedulesModule,
+        CompositionsModule,
         PluginsModule,
         ConnectionsModule,
+        PaymentsModule,
+        EntitlementsModule,
+        HooksModule,
         TemporalCodecModule,
         OpenApiModule,
         McpModule,

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { originOf } from '../activities/origin';
 import { parseAllowHttpHosts } from '../activities/outbound';
+import { DEFAULT_TOLERANCE_SECONDS } from '../activities/payments-signature';
 import { type OutboundAllowList, parseOutboundAllow } from '../activities/outbound-allow';
 import { projectRoot } from '../db/client';
 import { type LimitsConfig, loadLimits } from './limits/limits.config';
@@ -34,6 +35,10 @@ export interface AppConfig {
   /** The e-signature API root esignApiToken belongs to: the only origin it is sent to. */
   esignApiBaseUrl?: string;
   providerTimeoutMs: number;
+  /** How far a payment webhook's signed timestamp may be from now, either way (PAYMENTS_WEBHOOK_TOLERANCE_SECONDS). */
+  paymentsWebhookToleranceSeconds: number;
+  /** The API's base URL as senders reach it: ingress URLs are built on it, and hook.receive-webhook posts there. */
+  publicApiUrl: string;
   bodyLimitBytes: number;
   sseKeepAliveMs: number;
   /** How long a resolved bearer token is trusted without asking the database; 0 asks every time. */
@@ -88,10 +93,18 @@ function esignFallback(env: NodeJS.ProcessEnv): Pick<AppConfig, 'esignApiToken' 
   return { esignApiToken: token, esignApiBaseUrl: baseUrl };
 }
 
+/** PUBLIC_API_URL: an origin, with a path prefix at most (a proxy mounting the API below one). */
+function publicApiUrl(env: NodeJS.ProcessEnv, port: number): string {
+  const url = env.PUBLIC_API_URL || `http://127.0.0.1:${port}`;
+  if (!originOf(url) || new URL(url).search || new URL(url).hash) throw new Error(`PUBLIC_API_URL must be an absolute http(s) URL, got "${url}"`);
+  return url.replace(/\/+$/, '');
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const dataDir = path.resolve(projectRoot(), env.DATA_DIR || '.data');
+  const port = int('PORT', 3000, env);
   return {
-    port: int('PORT', 3000, env),
+    port,
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || undefined,
     databaseQueryTimeoutMs: int('DATABASE_QUERY_TIMEOUT_MS', 5_000, env),
@@ -107,6 +120,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     outboundAllow: parseOutboundAllow(env.OUTBOUND_ALLOW),
     ...esignFallback(env),
     providerTimeoutMs: int('PROVIDER_TIMEOUT_MS', 10_000, env),
+    paymentsWebhookToleranceSeconds: int('PAYMENTS_WEBHOOK_TOLERANCE_SECONDS', DEFAULT_TOLERANCE_SECONDS, env),
+    publicApiUrl: publicApiUrl(env, port),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1_048_576, env),
     sseKeepAliveMs: int('SSE_KEEPALIVE_MS', 15_000, env),
     tokenCacheTtlMs: int('TOKEN_CACHE_TTL_MS', 5_000, env),

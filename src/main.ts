@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Connection } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { ConnectionStore } from '../activities/connections';
+import { HookStore } from '../activities/hooks/store';
 import { createDataConverter } from '../activities/payload-codec';
 import { MasterPayloadKeys } from '../activities/payload-keys';
 import { loadMasterKey, SecretBox } from '../activities/secret-box';
@@ -41,6 +42,7 @@ async function main() {
   await database.migrate();
   const masterKey = loadMasterKey(process.env, config.dataDir, config.devBootstrap);
   const connections = new ConnectionStore(database.db, SecretBox.derive(masterKey, 'connections'));
+  const hooks = new HookStore(database.db, SecretBox.derive(masterKey, 'hook-secrets'));
   logger.info({ mode, node: process.version, database: database.description, temporal: config.temporalAddress }, 'starting');
 
   const stops: Array<() => Promise<unknown>> = [];
@@ -50,7 +52,7 @@ async function main() {
     const connection = Connection.lazy({ address: config.temporalAddress, tls: temporalTlsOptions(config.temporalTls) });
     // Every payload this process hands to Temporal is encrypted: the API's under the organization of the request.
     const temporal = new TemporalClients(connection, config.temporalNamespace, new MasterPayloadKeys(masterKey), Boolean(tracing));
-    const app = await createApi({ config, logger, database, temporal, connections });
+    const app = await createApi({ config, logger, database, temporal, connections, hooks });
     await app.listen(config.port, config.host);
     stops.push(() => app.close(), () => connection.close());
     if (database.kind === 'pglite') {
@@ -59,7 +61,7 @@ async function main() {
     logger.info({ url: `http://${config.host}:${config.port}/api` }, 'API listening');
   }
   if (mode !== 'api') {
-    worker = await createWorker(config, database, connections, logger, createDataConverter(masterKey), tracing);
+    worker = await createWorker(config, database, connections, hooks, logger, createDataConverter(masterKey), tracing);
     workerDone = worker.run();
     logger.info({ task_queue: worker.options.taskQueue }, 'worker running');
   }

@@ -7,7 +7,17 @@ import { deleteUserAuthorization } from './esign-delete-user-authorization';
 import { getResourceInformation } from './esign-get-resource-information';
 import { endpointsList } from './dbhost-endpoints-list';
 import { operationsWait } from './dbhost-operations-wait';
+import { grantOnPayment } from './payments-access-grant-on-payment';
+import { receive } from './payments-webhooks-receive';
+import { receiverChain } from './payments-webhooks-receiver-chain';
+import { acknowledgeEvent } from './hook-acknowledge-event';
+import { createRedirect } from './hook-create-redirect';
+import { expirePendingEvents } from './hook-expire-pending-events';
+import { receiveWebhook } from './hook-receive-webhook';
+import { replayEvent } from './hook-replay-event';
 import { makeWorkflow } from './runtime/engine';
+import { webhookEndpointCreateVerifyAndReplay } from './webhook-endpoint-create-verify-and-replay';
+import { composedWorkflow } from './composition/workflow';
 
 export type { EngineWorkflowInput } from './runtime/contract';
 export { TASK_QUEUE } from './constants';
@@ -16,10 +26,29 @@ export const esignDeleteUserAuthorization = makeWorkflow(deleteUserAuthorization
 export const esignGetResourceInformation = makeWorkflow(getResourceInformation);
 export const dbhostOperationsWait = makeWorkflow(operationsWait);
 export const dbhostEndpointsList = makeWorkflow(endpointsList);
+export const paymentsWebhooksReceive = makeWorkflow(receive);
+export const paymentsAccessGrantOnPayment = makeWorkflow(grantOnPayment);
+export const paymentsWebhooksReceiverChain = makeWorkflow(receiverChain);
+export const hookCreateRedirect = makeWorkflow(createRedirect);
+export const hookReceiveWebhook = makeWorkflow(receiveWebhook);
+export const hookReplayEvent = makeWorkflow(replayEvent);
+export const hookAcknowledgeEvent = makeWorkflow(acknowledgeEvent);
+export const hookExpirePendingEvents = makeWorkflow(expirePendingEvents);
+export const webhookEndpointCreateVerifyAndReplayWorkflow = makeWorkflow(webhookEndpointCreateVerifyAndReplay);
 
 export {
+  composedWorkflow as virtual,
   esignDeleteUserAuthorization as 'esign.authorizations.delete-user-authorization',
   esignGetResourceInformation as 'esign.resources.get-resource-information',
   dbhostOperationsWait as 'dbhost.operations.wait',
   dbhostEndpointsList as 'dbhost.endpoints.list',
+  paymentsWebhooksReceive as 'payments.webhooks.receive',
+  paymentsAccessGrantOnPayment as 'payments.access.grant_on_payment',
+  paymentsWebhooksReceiverChain as 'payments.webhooks.receiver-chain',
+  hookCreateRedirect as 'hook.create-redirect',
+  hookReceiveWebhook as 'hook.receive-webhook',
+  hookReplayEvent as 'hook.replay-event',
+  hookAcknowledgeEvent as 'hook.acknowledge-event',
+  hookExpirePendingEvents as 'hook.expire-pending-events',
+  webhookEndpointCreateVerifyAndReplayWorkflow as 'webhook.endpoint.create-verify-and-replay',
 };

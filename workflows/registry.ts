@@ -2,7 +2,16 @@ import { deleteUserAuthorization } from './esign-delete-user-authorization';
 import { getResourceInformation } from './esign-get-resource-information';
 import { endpointsList } from './dbhost-endpoints-list';
 import { operationsWait } from './dbhost-operations-wait';
+import { grantOnPayment } from './payments-access-grant-on-payment';
+import { receive } from './payments-webhooks-receive';
+import { receiverChain } from './payments-webhooks-receiver-chain';
+import { acknowledgeEvent } from './hook-acknowledge-event';
+import { createRedirect } from './hook-create-redirect';
+import { expirePendingEvents } from './hook-expire-pending-events';
+import { receiveWebhook } from './hook-receive-webhook';
+import { replayEvent } from './hook-replay-event';
 import type { WorkflowDefinition } from './runtime/definition';
+import { webhookEndpointCreateVerifyAndReplay } from './webhook-endpoint-create-verify-and-replay';
 
 /** Every workflow type the engine runs. The catalog, the API and the worker all read this list. */
 export const definitions: readonly WorkflowDefinition[] = [
@@ -10,6 +19,15 @@ export const definitions: readonly WorkflowDefinition[] = [
   getResourceInformation,
   operationsWait,
   endpointsList,
+  receive,
+  grantOnPayment,
+  receiverChain,
+  createRedirect,
+  receiveWebhook,
+  replayEvent,
+  acknowledgeEvent,
+  expirePendingEvents,
+  webhookEndpointCreateVerifyAndReplay,
 ];
 
 export function findDefinition(workflowType: string): WorkflowDefinition | undefined {

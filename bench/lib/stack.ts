@@ -9,6 +9,7 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } 
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import pino from 'pino';
 import { ConnectionStore } from '../../activities/connections';
+import { HookStore } from '../../activities/hooks/store';
 import { organizationLogAttributes } from '../../activities/log-attributes';
 import { createDataConverter, PAYLOAD_CONVERTER_PATH } from '../../activities/payload-codec';
 import { MasterPayloadKeys } from '../../activities/payload-keys';
@@ -187,11 +188,12 @@ export async function startStack(): Promise<BenchStack> {
     const inflight = traceQueries(database);
     const masterKey = randomBytes(32);
     const connections = new ConnectionStore(database.db, SecretBox.derive(masterKey, 'connections'));
+    const hooks = new HookStore(database.db, SecretBox.derive(masterKey, 'hook-secrets'));
     const dataConverter = createDataConverter(masterKey);
 
     const apiConnection = Connection.lazy({ address: config.temporalAddress });
     const apiClients = new TemporalClients(apiConnection, config.temporalNamespace, new MasterPayloadKeys(masterKey));
-    const app: INestApplication = await createApi({ config, logger, database, temporal: apiClients, connections });
+    const app: INestApplication = await createApi({ config, logger, database, temporal: apiClients, connections, hooks });
     await app.listen(config.port, config.host);
     closers.push(() => apiConnection.close());
     closers.push(() => app.close());
@@ -199,7 +201,7 @@ export async function startStack(): Promise<BenchStack> {
     const commits = new Map<string, number>();
     const projectionTimes = new ProjectionTimer();
     const stack: Partial<BenchStack> = {};
-    const real = workerActivities(config, database, connections);
+    const real = workerActivities(config, database, connections, hooks);
     const timed: ProjectionActivities = {
       async projectRunStarted(e) {
         const t0 = performance.now();

@@ -9,18 +9,18 @@ export class CatalogController {
   constructor(private readonly catalog: CatalogService) {}
 
   @Get()
-  list(@Query('prefix') prefix?: string) {
-    return this.catalog.listTypes(typeof prefix === 'string' ? prefix : undefined);
+  list(@CurrentPrincipal() principal: Principal, @Query('prefix') prefix?: string) {
+    return this.catalog.listTypesFor(principal.organization_uuid, typeof prefix === 'string' ? prefix : undefined);
   }
 
   @Get(':type')
-  definition(@Param('type') type: string) {
-    return this.catalog.getDefinition(type);
+  async definition(@CurrentPrincipal() principal: Principal, @Param('type') type: string) {
+    return this.catalog.describe(await this.catalog.resolve(type, principal.organization_uuid));
   }
 
   @Get(':type/schema')
-  schema(@Param('type') type: string) {
-    return this.catalog.getSchema(type);
+  async schema(@CurrentPrincipal() principal: Principal, @Param('type') type: string) {
+    return this.catalog.schemaOf(await this.catalog.resolve(type, principal.organization_uuid));
   }
 
   @Get(':type/prerequisites')

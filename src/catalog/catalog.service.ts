@@ -1,28 +1,64 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { z } from 'zod';
 import { definitions, findDefinition } from '../../workflows/registry';
 import type { WorkflowDefinition } from '../../workflows/runtime/definition';
+import { CHILD_RETRY } from '../../workflows/runtime/dag';
+import { childWorkflowId, type DagPlan, runningState } from '../../workflows/runtime/dag-plan';
 import type { ConnectionStore } from '../../activities/connections';
 import { notFound } from '../common/api-error';
 import { CONNECTIONS } from '../common/di';
+import { jsonSchema } from './json-schema';
+import { CompositionsService } from '../compositions/compositions.service';
 import { findPlugin } from '../plugins/plugins';
 
 /** The REST surface shows state names in upper case (PENDING, COMPLETED, …). */
 export const restStateName = (state: string) => (state === '*' ? '*' : state.toUpperCase());
 
-export function jsonSchema(schema: z.ZodType, io: 'input' | 'output') {
-  return z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' });
+export { jsonSchema } from './json-schema';
+
+/** A Dag type's layers, each with the parent state it runs in and its child's workflow id. */
+function dagView(plan: DagPlan) {
+  return {
+    layers: plan.layers.map((l, index) => ({
+      index,
+      layer: l.layer,
+      step: l.step,
+      workflow_type: l.workflow_type,
+      state: restStateName(runningState(l.step)),
+      child_workflow_id: childWorkflowId('{workflow_id}', l.step),
+      inputs: l.inputs,
+      compensation: l.compensation ?? null,
+    })),
+    child_retry: CHILD_RETRY,
+  };
 }
 
-/** Everything the catalog says is derived from the definitions in workflows/. */
+/**
+ * Everything the catalog says is derived from the definitions in workflows/, and, for an
+ * organization, from its composed types (virtual.<uuid>@N), which only that organization sees.
+ */
 @Injectable()
 export class CatalogService {
   private readonly schemas = new Map<string, { input_schema: unknown; output_schema: unknown }>();
 
-  constructor(@Inject(CONNECTIONS) private readonly connections: ConnectionStore) {}
+  constructor(
+    @Inject(CONNECTIONS) private readonly connections: ConnectionStore,
+    private readonly compositions: CompositionsService,
+  ) {}
 
-  listTypes(prefix?: string) {
-    const matching = definitions.filter((d) => !prefix || d.workflow_type.startsWith(prefix));
+  /** The built-in types and the organization's composed types. */
+  async listTypesFor(organizationUuid: string, prefix?: string) {
+    return this.listTypes(prefix, await this.compositions.listTypes(organizationUuid));
+  }
+
+  /** A built-in type, or one of the organization's composed types; anything else (another organization's) is a 404. */
+  async resolve(workflowType: string, organizationUuid: string): Promise<WorkflowDefinition> {
+    const def = findDefinition(workflowType) ?? (await this.compositions.findDefinition(organizationUuid, workflowType));
+    if (!def) throw notFound(`workflow type ${workflowType}`);
+    return def;
+  }
+
+  listTypes(prefix?: string, composed: readonly WorkflowDefinition[] = []) {
+    const matching = [...definitions, ...composed].filter((d) => !prefix || d.workflow_type.startsWith(prefix));
     const counts = new Map<string, number>();
     for (const d of matching) {
       const ns = d.workflow_type.split('.')[0];
@@ -47,7 +83,10 @@ export class CatalogService {
   }
 
   getDefinition(workflowType: string) {
-    const d = this.require(workflowType);
+    return this.describe(this.require(workflowType));
+  }
+
+  describe(d: WorkflowDefinition) {
     return {
       workflow_type: d.workflow_type,
       version: d.version,
@@ -63,22 +102,28 @@ export class CatalogService {
       transitions: d.transitions.map((t) => ({ from: restStateName(t.from), action: t.action, to: restStateName(t.to) })),
       exposed_to_end_users: d.exposed_to_end_users,
       has_prerequisites: d.prerequisites.length > 0,
+      ...(d.plan && dagView(d.plan)),
     };
   }
 
   getSchema(workflowType: string) {
-    const d = this.require(workflowType);
-    let cached = this.schemas.get(workflowType);
+    return this.schemaOf(this.require(workflowType));
+  }
+
+  /** A composed type's input schema holds its free inputs only. */
+  schemaOf(d: WorkflowDefinition) {
+    let cached = this.schemas.get(d.workflow_type);
     if (!cached) {
-      cached = { input_schema: jsonSchema(d.input, 'input'), output_schema: jsonSchema(d.output, 'output') };
-      this.schemas.set(workflowType, cached);
+      const input_schema = this.compositions?.inputSchema(d.workflow_type) ?? jsonSchema(d.input, 'input');
+      cached = { input_schema, output_schema: jsonSchema(d.output, 'output') };
+      this.schemas.set(d.workflow_type, cached);
     }
     return { ...cached, has_prerequisites: d.prerequisites.length > 0 };
   }
 
   /** What must exist before a run of this type can succeed, and what the caller's organization already has. */
   async getPrerequisites(workflowType: string, organizationUuid: string) {
-    const d = this.require(workflowType);
+    const d = await this.resolve(workflowType, organizationUuid);
     const required = await Promise.all(
       d.prerequisites.map(async (p) => ({
         plugin: p.plugin,

@@ -1,7 +1,20 @@
 import { z } from 'zod';
 import { definitions } from '../../workflows/registry';
 import { jsonSchema } from '../catalog/catalog.service';
+import { entitlementQuerySchema } from '../entitlements/entitlement-list';
+import {
+  createEndpointBody,
+  endpointViewSchema,
+  endpointWithSecret,
+  eventViewSchema,
+  ingressAccepted,
+  listEventsQuery,
+  replayResult,
+  rotatedEndpoint,
+} from '../hooks/hooks.schemas';
 import { plugins } from '../plugins/plugins';
+import { compositionBodySchema } from '../compositions/composition-body';
+import { compositionCreated, compositionDetail, compositionView } from '../compositions/composition-views';
 import { listQuerySchema } from '../runs/run-list';
 import { scheduleBodySchema } from '../schedules/schedule-body';
 import { payloadsBody } from '../temporal-codec/payload-json';
@@ -124,6 +137,91 @@ const scheduleLinks = (expression: string) => ({
   DeleteSchedule: link('deleteSchedule', 'id', expression),
 });
 
+/** Webhook redirects: the organization's endpoints and events, and the public ingress. */
+function hookPaths() {
+  const endpointLinks = (expression: string) => ({
+    GetHookEndpoint: link('getHookEndpoint', 'uuid', expression),
+    ListHookEvents: link('listHookEvents', 'uuid', expression),
+    RotateHookSecret: link('rotateHookSecret', 'uuid', expression),
+    DeleteHookEndpoint: link('deleteHookEndpoint', 'uuid', expression),
+  });
+  const eventLinks = (expression: string) => ({
+    GetHookEvent: link('getHookEvent', 'uuid', expression),
+    ReplayHookEvent: link('replayHookEvent', 'uuid', expression),
+    AcknowledgeHookEvent: link('acknowledgeHookEvent', 'uuid', expression),
+  });
+  const endpointParam = { name: 'endpoint_uuid', in: 'path', required: true, schema: { type: 'string' } };
+  return {
+    '/api/hooks/endpoints': {
+      get: {
+        operationId: 'listHookEndpoints',
+        summary: "The organization's redirect endpoints (never their secrets)",
+        responses: { ...ok(z.object({ endpoints: z.array(endpointViewSchema) })), ...authenticated },
+      },
+      post: {
+        operationId: 'createHookEndpoint',
+        summary: 'Create a redirect endpoint; a generated signing_secret is returned once, here',
+        requestBody: { required: true, content: json(createEndpointBody, 'input') },
+        responses: { ...ok(endpointWithSecret, '201', endpointLinks('$response.body#/endpoint_uuid')), ...withBody, ...errors(409, 422), ...authenticated },
+      },
+    },
+    '/api/hooks/endpoints/{uuid}': {
+      get: { operationId: 'getHookEndpoint', summary: 'A redirect endpoint', parameters: [uuidParam], responses: { ...ok(endpointViewSchema), ...errors(404, 422), ...authenticated } },
+      delete: {
+        operationId: 'deleteHookEndpoint',
+        summary: 'Delete a redirect endpoint and its events',
+        parameters: [uuidParam],
+        responses: { '204': { description: 'deleted' }, ...errors(404, 422), ...authenticated },
+      },
+    },
+    '/api/hooks/endpoints/{uuid}/rotate-secret': {
+      post: {
+        operationId: 'rotateHookSecret',
+        summary: 'Replace the signing secret; the new one is returned once, here',
+        parameters: [uuidParam],
+        responses: { ...ok(rotatedEndpoint), ...errors(404, 422), ...authenticated },
+      },
+    },
+    '/api/hooks/endpoints/{uuid}/events': {
+      get: {
+        operationId: 'listHookEvents',
+        summary: "An endpoint's events, newest first",
+        parameters: [uuidParam, queryParam('limit', listEventsQuery.shape.limit)],
+        responses: { ...ok(z.object({ events: z.array(eventViewSchema) }), '200', eventLinks('$response.body#/events/0/event_uuid')), ...errors(404, 422), ...authenticated },
+      },
+    },
+    '/api/hooks/events/{uuid}': {
+      get: { operationId: 'getHookEvent', summary: 'An event with its delivery attempts', parameters: [uuidParam], responses: { ...ok(eventViewSchema), ...errors(404, 422), ...authenticated } },
+    },
+    '/api/hooks/events/{uuid}/replay': {
+      post: {
+        operationId: 'replayHookEvent',
+        summary: 'Deliver the event again, signed, through a hook.replay-event run',
+        parameters: [uuidParam],
+        responses: { ...ok(replayResult, '202', runLinks('$response.body#/workflow_id')), ...errors(404, 422), ...authenticated },
+      },
+    },
+    '/api/hooks/events/{uuid}/acknowledge': {
+      post: {
+        operationId: 'acknowledgeHookEvent',
+        summary: 'Mark the event acknowledged (409 once it has expired)',
+        parameters: [uuidParam],
+        responses: { ...ok(eventViewSchema), ...errors(404, 409, 422), ...authenticated },
+      },
+    },
+    '/api/hooks/r/{endpoint_uuid}': {
+      post: {
+        operationId: 'receiveHookEvent',
+        summary: 'Public ingress (no bearer token): stores the body as received (UTF-8 text, at most 1 MiB), answers 202 once stored, then delivers it signed',
+        security: [],
+        parameters: [endpointParam],
+        requestBody: { required: false, content: { '*/*': { schema: { type: 'string' } } } },
+        responses: { ...ok(ingressAccepted, '202', eventLinks('$response.body#/event_uuid')), ...errors(404, 413, 422) },
+      },
+    },
+  };
+}
+
 /** Temporal Schedules starting the organization's runs. */
 function schedulePaths() {
   const action = (operationId: string, summary: string, answer: ReturnType<typeof ok>) => ({
@@ -163,6 +261,41 @@ function schedulePaths() {
   };
 }
 
+const compositionLinks = (expression: string) => ({
+  GetComposition: link('getComposition', 'uuid', expression),
+  UpdateComposition: link('updateComposition', 'uuid', expression),
+});
+
+/** An organization's composed workflow types (virtual.<uuid>@N). */
+function compositionPaths() {
+  const body = { required: true, content: json(compositionBodySchema, 'input') };
+  return {
+    '/api/compositions': {
+      get: {
+        operationId: 'listCompositions',
+        summary: "The organization's compositions (latest version of each), newest first",
+        responses: { ...ok(z.object({ compositions: z.array(compositionView) }), '200', compositionLinks('$response.body#/compositions/0/composition_uuid')), ...authenticated },
+      },
+      post: {
+        operationId: 'createComposition',
+        summary: 'Compose built-in types into a type of the organization, virtual.<uuid>@1; 422 names each step and field that is wrong',
+        requestBody: body,
+        responses: { ...ok(compositionCreated, '201', { ...compositionLinks('$response.body#/composition_uuid'), ...typeLinks('$response.body#/workflow_type') }), ...withBody, ...errors(422), ...authenticated },
+      },
+    },
+    '/api/compositions/{uuid}': {
+      get: { operationId: 'getComposition', summary: 'A composition: its latest version and every version', parameters: [uuidParam], responses: { ...ok(compositionDetail), ...errors(404, 422), ...authenticated } },
+      put: {
+        operationId: 'updateComposition',
+        summary: 'Create the next version (virtual.<uuid>@N+1); running and startable earlier versions are untouched',
+        parameters: [uuidParam],
+        requestBody: body,
+        responses: { ...ok(compositionCreated, '200', typeLinks('$response.body#/workflow_type')), ...withBody, ...errors(404, 422), ...authenticated },
+      },
+    },
+  };
+}
+
 /** Temporal's remote codec protocol (the Temporal UI's codec endpoint): Payloads as protobuf JSON, bytes in base64. */
 function temporalCodecPaths() {
   const payloads = z.object({
@@ -195,6 +328,62 @@ function temporalCodecPaths() {
   };
 }
 
+/** The payment provider's signed webhook ingress (public) and the entitlements the chain grants. */
+function paymentsPaths() {
+  const accepted = z.object({ received: z.literal(true), workflow_id: z.string(), event_id: z.string() });
+  const duplicate = z.object({ received: z.literal(true), duplicate: z.literal(true), workflow_id: z.string() });
+  const entitlement = z.object({
+    entitlement_uuid: z.string(),
+    subject: z.string(),
+    source_event_id: z.string(),
+    event_type: z.string(),
+    object_id: z.string().nullable(),
+    event_metadata: z.record(z.string(), z.unknown()),
+    workflow_id: z.string(),
+    granted_at: z.string(),
+  });
+  const signatureHeader = (name: string) => ({
+    name,
+    in: 'header',
+    required: false,
+    description: 't=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">[,v1=…]',
+    schema: { type: 'string' },
+  });
+  const e = entitlementQuerySchema.shape;
+  return {
+    '/api/hooks/payments/{connection_uuid}': {
+      post: {
+        operationId: 'receivePaymentWebhook',
+        summary: "A payment provider's signed event for a payments connection: verified, then the connection's receiver chain starts once per event id",
+        security: [],
+        parameters: [
+          { name: 'connection_uuid', in: 'path', required: true, schema: { type: 'string' } },
+          signatureHeader('Stripe-Signature'),
+          signatureHeader('Webhook-Signature'),
+        ],
+        requestBody: { required: true, content: { 'application/json': { schema: { type: 'string', description: 'the raw event, signed byte for byte' } } } },
+        responses: {
+          ...ok(accepted, '202', runLinks('$response.body#/workflow_id')),
+          ...ok(duplicate, '200'),
+          '400': {
+            description: 'SIGNATURE_MISSING, SIGNATURE_MALFORMED, SIGNATURE_MISMATCH, TIMESTAMP_OUT_OF_TOLERANCE or PAYLOAD_INVALID: nothing started',
+            content: errorContent,
+          },
+          ...errors(404, 413, 422),
+        },
+      },
+    },
+    '/api/entitlements': {
+      get: {
+        operationId: 'listEntitlements',
+        summary: "The organization's entitlements, newest first",
+        parameters: [queryParam('subject', e.subject), queryParam('limit', e.limit), { ...queryParam('cursor', e.cursor), description: 'next_cursor of the previous page' }],
+        responses: { ...ok(z.object({ entitlements: z.array(entitlement), next_cursor: z.string().nullable() })), ...errors(400, 422), ...authenticated },
+      },
+    },
+  };
+}
+
 /** The OpenAPI 3.1 document, generated from the same zod schemas the API validates with. */
 let built: ReturnType<typeof buildOpenApiDocument> | undefined;
 
@@ -204,7 +393,7 @@ export function openApiDocument() {
 }
 
 export function buildOpenApiDocument() {
-  const startBodies = definitions.map((d) => {
+  const builtInStartBodies = definitions.map((d) => {
     const input = schema(d.input, 'input');
     return {
       type: 'object',
@@ -214,6 +403,18 @@ export function buildOpenApiDocument() {
       properties: { workflow_type: { const: d.workflow_type }, initial_data: input },
     };
   });
+  const composedStartBody = {
+    type: 'object',
+    title: 'virtual.<composition_uuid>@<version>',
+    required: ['workflow_type', 'initial_data'],
+    additionalProperties: false,
+    properties: {
+      workflow_type: { type: 'string', pattern: '^virtual\\.[0-9a-f-]{36}@[1-9][0-9]*$' },
+      initial_data: { type: 'object', description: "the composition's free inputs: GET /api/workflows/types/{type}/schema" },
+    },
+  };
+  const startBodies = [...builtInStartBodies, composedStartBody];
+
   const connectionBodies = plugins.map((p) => ({
     type: 'object',
     title: p.name,
@@ -406,7 +607,10 @@ export function buildOpenApiDocument() {
         },
       },
       ...schedulePaths(),
+      ...compositionPaths(),
+      ...hookPaths(),
       ...temporalCodecPaths(),
+      ...paymentsPaths(),
     },
   };
   for (const [path, operations] of Object.entries(document.paths)) {

@@ -47,6 +47,22 @@ export const definition = z.object({
   transitions: z.array(z.object({ from: z.string(), action: z.string(), to: z.string() })),
   exposed_to_end_users: z.boolean(),
   has_prerequisites: z.boolean(),
+  layers: z
+    .array(
+      z.object({
+        index: z.int(),
+        layer: z.string(),
+        step: z.string(),
+        workflow_type: z.string().describe('The child type, or "route": the type the nearest earlier step\'s route_workflow_type output names'),
+        state: z.string().describe('The parent state while this layer\'s child runs'),
+        child_workflow_id: z.string().describe('Pattern of the child run\'s workflow id'),
+        inputs: z.record(z.string(), z.unknown()).describe('How each child input is built: {from:"input",name} | {from:"step",step,field} | {const}'),
+        compensation: z.object({ workflow_type: z.string(), inputs: z.record(z.string(), z.unknown()) }).nullable(),
+      }),
+    )
+    .optional()
+    .describe('Dag types only: the layers in order'),
+  child_retry: z.string().optional().describe('Dag types only: how a retry of the parent treats the failed child'),
 });
 export const typeSchema = z.object({ input_schema: z.record(z.string(), z.unknown()), output_schema: z.record(z.string(), z.unknown()), has_prerequisites: z.boolean() });
 export const prerequisites = z.object({

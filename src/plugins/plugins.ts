@@ -59,7 +59,15 @@ export const plugins: readonly PluginDefinition[] = [
       })
       // The refinement in JSON Schema (GET /api/plugins, the OpenAPI document), which cannot derive it.
       .meta({ anyOf: [{ required: ['webhook_secret'] }, { required: ['webhook_secrets'], properties: { webhook_secrets: { minProperties: 1 } } }] }),
-    config: z.strictObject({}),
+    config: z.strictObject({
+      receiver_workflow_type: z
+        .string()
+        .regex(/^virtual\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}@[1-9][0-9]{0,8}$/, {
+          error: 'must be a composed workflow type virtual.<composition_uuid>@<version>',
+        })
+        .optional()
+        .describe('The composition the ingress starts for each event instead of the default receiver chain'),
+    }),
     fields: ['webhook_secret', 'webhook_secrets?'],
   },
 ];

@@ -2,13 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
 import { and, asc, eq, gt, lt } from 'drizzle-orm';
-import { z } from 'zod';
 import { createProjection } from '../../activities/projection';
 import { connectionDestination, type ConnectionStore } from '../../activities/connections';
 import { originOf, sameOrigin } from '../../activities/origin';
 import { literalAddressProblem, outboundUrlProblem } from '../../activities/outbound';
 import type { DatabaseHandle } from '../../db/client';
 import { idempotencyKeys, runs, transitions } from '../../db/schema';
+import { temporalStart } from '../../workflows/composition/definition';
 import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
 import { initialState, type RunData, type WorkflowDefinition } from '../../workflows/runtime/definition';
 import { findTooDeep } from '../../workflows/runtime/json-walk';
@@ -25,6 +25,12 @@ import { type ListQuery, listRuns } from './run-list';
 import { runView, startResult, transitionView } from './run-views';
 import { IDEMPOTENCY_KEY, type StartBody } from './start-body';
 import { engineStartOptions } from './start-options';
+
+/** A type's declared idempotency input stands for the Idempotency-Key header a request left out. */
+function inputIdempotencyKey(def: WorkflowDefinition, data: RunData): string | undefined {
+  const value = def.idempotency_key_field ? data[def.idempotency_key_field] : undefined;
+  return typeof value === 'string' ? value : undefined;
+}
 
 const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 const RETRY_CLOSE_WAIT_MS = 5_000;
@@ -55,6 +61,7 @@ export class RunsService {
     // for its answer before anything starts.
     const databaseDown = this.databaseDown();
     const def = await this.checkStart(principal, body);
+    idempotencyKey ??= inputIdempotencyKey(def, body.initial_data);
     if (idempotencyKey === undefined) return { result: await this.launch(def, body, principal, newRunId(), databaseDown), replayed: false };
 
     if (!IDEMPOTENCY_KEY.test(idempotencyKey)) {
@@ -102,7 +109,7 @@ export class RunsService {
   /** Everything a start is validated on (422 naming each field), before anything starts; also for a schedule's runs. */
   async checkStart(principal: Principal, body: StartBody): Promise<WorkflowDefinition> {
     this.checkInitialDataShape(body.initial_data);
-    const def = this.catalog.require(body.workflow_type);
+    const def = await this.catalog.resolve(body.workflow_type, principal.organization_uuid);
     this.checkInitialData(def, body.initial_data, principal);
     await this.checkConnectionDestinations(def, body.initial_data, principal);
     return def;
@@ -125,9 +132,9 @@ export class RunsService {
   }
 
   private checkInitialData(def: WorkflowDefinition, data: RunData, principal: Principal) {
-    const declaresOrg = def.input instanceof z.ZodObject && 'organization_uuid' in def.input.shape;
-    if (declaresOrg && data.organization_uuid !== undefined && data.organization_uuid !== principal.organization_uuid) {
-      throw new ApiError(403, 'organization_mismatch', 'initial_data.organization_uuid must be the organization of the token');
+    const orgField = def.organization_field;
+    if (orgField && data[orgField] !== undefined && data[orgField] !== principal.organization_uuid) {
+      throw new ApiError(403, 'organization_mismatch', `initial_data.${orgField} must be the organization of the token`);
     }
     const parsed = def.input.safeParse(data);
     const problems: FieldProblem[] = parsed.success ? [] : zodProblems(parsed.error, data, 'initial_data');
@@ -181,10 +188,11 @@ export class RunsService {
     const down = await databaseDown;
     if (down !== undefined) throw down;
     try {
-      await this.temporal.forOrganization(org).workflow.start(def.workflow_type, {
+      const { workflowType, args } = temporalStart(def, input);
+      await this.temporal.forOrganization(org).workflow.start(workflowType, {
         ...engineStartOptions(def, org, state),
         workflowId,
-        args: [input],
+        args,
       });
     } catch (err) {
       // A concurrent request with the same Idempotency-Key started it first: same run.
@@ -268,7 +276,7 @@ export class RunsService {
     if (!RETRYABLE_STATUSES.has(row.status)) {
       throw new ApiError(409, 'not_failed', `only a FAILED or CANCELLED run can be retried; this run is ${row.status}`);
     }
-    const def = this.catalog.require(row.workflowType);
+    const def = await this.catalog.resolve(row.workflowType, row.organizationUuid);
     const details = await this.failedRunDetails(workflowId, row.organizationUuid);
     const attempt = details.checkpoint.attempt + 1;
     const input: EngineWorkflowInput = {
@@ -277,10 +285,11 @@ export class RunsService {
       resume: { reason: 'retry', ...details.checkpoint, attempt },
     };
     try {
-      await this.temporal.forOrganization(row.organizationUuid).workflow.start(def.workflow_type, {
+      const { workflowType, args } = temporalStart(def, input);
+      await this.temporal.forOrganization(row.organizationUuid).workflow.start(workflowType, {
         ...engineStartOptions(def, row.organizationUuid, details.checkpoint.state),
         workflowId,
-        args: [input],
+        args,
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       });
     } catch (err) {
@@ -320,7 +329,7 @@ export class RunsService {
       const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
       const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as FailedRunDetails | undefined) : undefined;
       if (details?.checkpoint) return { checkpoint: details.checkpoint, output: details.output };
-      throw new ApiError(409, 'not_retryable', 'this run cannot be re-driven (its input was invalid, or it was cancelled before cancelled runs kept a checkpoint): start a new run');
+      throw new ApiError(409, 'not_retryable', 'this run cannot be re-driven (its input was invalid, it was cancelled before cancelled runs kept a checkpoint, or it is a Dag whose layers were compensated or whose child cannot be re-driven): start a new run');
     } finally {
       clearTimeout(timer);
     }

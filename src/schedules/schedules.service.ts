@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { DatabaseHandle } from '../../db/client';
 import { schedules } from '../../db/schema';
 import { SA_ORGANIZATION, SA_WORKFLOW_TYPE, SCHEDULE_ID_PREFIX } from '../../workflows/constants';
+import { temporalStart } from '../../workflows/composition/definition';
 import type { EngineWorkflowInput } from '../../workflows/runtime/contract';
 import { initialState } from '../../workflows/runtime/definition';
 import { redact } from '../../workflows/runtime/redact';
@@ -53,7 +54,7 @@ export class SchedulesService {
         scheduleId,
         spec: scheduleSpec(body),
         // Temporal appends the scheduled time to this id: every run gets its own wf_… id.
-        action: { type: 'startWorkflow', workflowType: def.workflow_type, workflowId: newRunId(), args: [input], ...engineStartOptions(def, org, initialState(def), scheduleId) },
+        action: { type: 'startWorkflow', ...temporalStart(def, input), workflowId: newRunId(), ...engineStartOptions(def, org, initialState(def), scheduleId) },
         policies: { overlap: overlapPolicy(body.overlap) },
         state: { paused: body.paused },
         // For operators filtering the Temporal UI's Schedules page, as they filter runs.

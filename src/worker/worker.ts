@@ -9,8 +9,13 @@ import { type ActivityInterceptorsFactory, DefaultLogger, type LogLevel, makeTel
 import type { ConnectionStore } from '../../activities/connections';
 import { createDbhostActivities } from '../../activities/dbhost';
 import { createEsignActivities } from '../../activities/esign';
+import { createHookActivities } from '../../activities/hooks/activities';
+import { createHookPlanCheckActivities } from '../../activities/hooks/plan-check';
+import type { HookStore } from '../../activities/hooks/store';
 import { organizationLogAttributes } from '../../activities/log-attributes';
+import { parseOutboundAllow } from '../../activities/outbound-allow';
 import { createOutboundDispatcher } from '../../activities/outbound-dispatcher';
+import { createPaymentsActivities } from '../../activities/payments';
 import { createProjection } from '../../activities/projection';
 import type { DatabaseHandle } from '../../db/client';
 import { TASK_QUEUE } from '../../workflows/constants';
@@ -56,16 +61,28 @@ function installRuntime(logger: Logger) {
   });
 }
 
-export function workerActivities(config: AppConfig, database: DatabaseHandle, connections: ConnectionStore) {
+/**
+ * OUTBOUND_ALLOW plus exactly the host:port of PUBLIC_API_URL, which hook.receive-webhook posts to:
+ * the API's own port on loopback is reachable, no other port of it. Tenants' target_urls may not
+ * name that origin (activities/hooks/target.ts), so only the engine's own calls use the entry.
+ */
+function outboundAllowWithApi(config: AppConfig) {
+  return [...config.outboundAllow, ...parseOutboundAllow(new URL(config.publicApiUrl).host)];
+}
+
+export function workerActivities(config: AppConfig, database: DatabaseHandle, connections: ConnectionStore, hooks: HookStore) {
   const http = {
     allowHttpHosts: config.allowHttpHosts,
     timeoutMs: config.providerTimeoutMs,
-    dispatcher: createOutboundDispatcher({ allow: config.outboundAllow }),
+    dispatcher: createOutboundDispatcher({ allow: outboundAllowWithApi(config) }),
   };
   return {
     ...createProjection(database.db),
     ...createEsignActivities({ ...http, defaultApiToken: config.esignApiToken, defaultApiBaseUrl: config.esignApiBaseUrl, connections }),
     ...createDbhostActivities({ ...http, connections }),
+    ...createPaymentsActivities({ db: database.db, connections, toleranceSeconds: config.paymentsWebhookToleranceSeconds }),
+    ...createHookActivities({ ...http, outboundAllow: config.outboundAllow, publicApiUrl: config.publicApiUrl, store: hooks, connections }),
+    ...createHookPlanCheckActivities({ allowHttpHosts: config.allowHttpHosts, outboundAllow: config.outboundAllow, publicApiUrl: config.publicApiUrl, store: hooks, connections }),
   };
 }
 
@@ -99,6 +116,7 @@ export async function createWorker(
   config: AppConfig,
   database: DatabaseHandle,
   connections: ConnectionStore,
+  hooks: HookStore,
   logger: Logger,
   dataConverter: DataConverter,
   tracing?: Pick<Tracing, 'processor' | 'resource'>,
@@ -113,7 +131,7 @@ export async function createWorker(
     ...code,
     // Payload codecs run outside the workflow sandbox: the (prebuilt) bundle is the same with or without them.
     dataConverter,
-    activities: workerActivities(config, database, connections),
+    activities: workerActivities(config, database, connections, hooks),
     interceptors: {
       workflowModules,
       // runActivityAttributes after OpenTelemetry's, so it tags the activity's span.

@@ -8,13 +8,18 @@ import { Worker } from '@temporalio/worker';
 import { ConnectionStore } from '../../activities/connections';
 import { createDbhostActivities } from '../../activities/dbhost';
 import { createEsignActivities } from '../../activities/esign';
+import { createPaymentsActivities } from '../../activities/payments';
 import { createProjection } from '../../activities/projection';
 import { SecretBox } from '../../activities/secret-box';
 import { type DatabaseHandle, openDatabase, projectRoot } from '../../db/client';
+import { compileComposition } from '../../src/compositions/compile';
+import type { ComposedRunInput } from '../../workflows/composition/definition';
+import { findDefinition } from '../../workflows/registry';
 import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
 import { DBHOST_VALID_TOKEN, startDbhostDouble } from '../doubles/dbhost-double';
 import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
 import { dispatcherFor } from '../support/outbound';
+import { checkoutSession, invoicePaidCurrent, sign, subscriptionEvent } from '../support/payments-events';
 import { localEnv, testDataConverter } from '../support/temporal-test-env';
 
 /**
@@ -51,6 +56,7 @@ describe('record workflow histories', () => {
         ...createProjection(database.db),
         ...createEsignActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([double.url]) }),
         ...createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([dbhostDouble.url]), connections }),
+        ...createPaymentsActivities({ db: database.db, connections, toleranceSeconds: 300 }),
       },
     });
     running = worker.run();
@@ -148,5 +154,66 @@ describe('record workflow histories', () => {
     await record('dbhost-endpoints-completed', list, { organization_uuid: org, initial_data: { connection_uuid: ok, dbhost_project_id: 'floral-king-961888' } });
     await record('dbhost-endpoints-flaky-completed', list, { organization_uuid: org, initial_data: { connection_uuid: ok, dbhost_project_id: 'flaky-rec' } });
     await record('dbhost-endpoints-not-found-failed', list, { organization_uuid: org, initial_data: { connection_uuid: ok, dbhost_project_id: 'missing-rec' } });
+  });
+
+  it('records the payments types: receive (accepted, refused, replayed), grant, and the receiver chain routed and unrouted', async () => {
+    const secret = 'whsec_recorded_histories_only';
+    const connection = (await connections.create(org, 'payments', 'payments-rec', { webhook_secret: secret }, {}))!.connectionUuid;
+    const receiveInput = (payload: string, signature = sign(payload, secret)) => ({
+      organization_uuid: org,
+      initial_data: { cloud_connection_uuid: connection, payload, signature },
+    });
+    const receive = 'payments.webhooks.receive';
+    const paid = JSON.stringify(invoicePaidCurrent());
+    await record('payments-receive-completed', receive, receiveInput(paid));
+    await record('payments-receive-replayed-failed', receive, receiveInput(paid));
+    await record('payments-receive-mismatch-failed', receive, receiveInput(paid, sign(paid, 'whsec_somebody_else')));
+    const grant = 'payments.access.grant_on_payment';
+    const grantInput = (event_id: string, client_reference_id: string | null) => ({
+      organization_uuid: org,
+      initial_data: { event_id, event_type: 'invoice.paid', client_reference_id, customer_id: null, object_id: 'in_rec', event_metadata: {} },
+    });
+    await record('payments-grant-completed', grant, grantInput('evt_record_grant', 'user_rec'));
+    await record('payments-grant-subject-missing-failed', grant, grantInput('evt_record_nobody', null));
+    const chain = 'payments.webhooks.receiver-chain';
+    const bought = JSON.stringify(checkoutSession('checkout.session.completed', { client_reference_id: 'user_rec_chain' }));
+    const routed = (await record('payments-chain-granted-completed', chain, receiveInput(bought))) as Record<string, any>;
+    expect(routed.route).toMatchObject({ subject: 'user_rec_chain', granted: true });
+    const unrouted = (await record('payments-chain-unrouted-completed', chain, receiveInput(JSON.stringify(subscriptionEvent())))) as Record<string, any>;
+    expect(unrouted.route).toBeNull();
+  });
+
+  it('records a composed run: completed, a failed step, then its retry', async () => {
+    const compiled = compileComposition(
+      [
+        { id: 'info', workflow_type: 'esign.resources.get-resource-information', inputs: { base_url: { from: 'input', name: 'base_url' }, api_token: { from: 'input', name: 'api_token' } } },
+        {
+          id: 'remove',
+          workflow_type: 'esign.authorizations.delete-user-authorization',
+          inputs: {
+            base_url: { from: 'step', step: 'info', field: 'base_url' },
+            api_token: { from: 'input', name: 'api_token' },
+            accountid: { const: '1001' },
+            userid: { const: 'user-1' },
+            authorizationid: { from: 'input', name: 'authorizationid' },
+          },
+        },
+      ],
+      findDefinition,
+    );
+    if (!('plan' in compiled)) throw new Error(JSON.stringify(compiled.problems));
+    const composition = { composition_uuid: '0b7c6a3e-8d1f-4c2a-9e5b-1a2b3c4d5e6f', version: 1, name: 'recorded', exposed_to_end_users: false, plan: compiled.plan };
+    const composed = (authorizationid: string): ComposedRunInput => ({
+      organization_uuid: org,
+      initial_data: { base_url: double.url, api_token: ESIGN_VALID_TOKEN, authorizationid },
+      composition,
+    });
+    await record('virtual-completed', 'virtual', composed('ok-virtual'));
+    const failed = await record('virtual-step-failed', 'virtual', composed('once401-virtual'));
+    const checkpoint = ((failed as WorkflowFailedError).cause as { details?: unknown[] }).details?.[0] as FailedRunDetails;
+    expect(checkpoint.checkpoint?.carry).toHaveProperty('remove');
+    const retried: ComposedRunInput = { organization_uuid: org, initial_data: {}, composition, resume: { reason: 'retry', ...checkpoint.checkpoint!, attempt: 2 } };
+    const outcome = await record('virtual-retried-completed', 'virtual', retried, 'wf_record_virtual-step-failed');
+    expect(outcome).toMatchObject({ status: 'succeeded', remove: { status_code: 204 } });
   });
 });

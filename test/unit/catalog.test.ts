@@ -2,7 +2,7 @@ import { CatalogService } from '../../src/catalog/catalog.service';
 import { buildOpenApiDocument } from '../../src/openapi/document';
 
 describe('catalog', () => {
-  const catalog = new CatalogService(undefined as never);
+  const catalog = new CatalogService(undefined as never, undefined as never);
 
   it('lists types with a namespace summary, filtered by prefix', () => {
     const all = catalog.listTypes();

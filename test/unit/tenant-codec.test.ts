@@ -182,6 +182,18 @@ describe("the worker's codec", () => {
     expect(runs.ownerFor(activityContext('wf_reused'))).toBe(ORG_B);
     expect(runs.ownerFor(undefined)).toBeNull();
   });
+
+  it("a Dag layer's child (<parent>.<step>) is started under its parent's organization until its own input decides", () => {
+    const runs = new RunOrganizations();
+    runs.observe(workflowContext('wf_parent'), ORG_A);
+    const child = workflowContext('wf_parent.create_thing');
+    expect(runs.ownerFor(child)).toBe(ORG_A);
+    expect(runs.ownerFor(workflowContext('wf_parent.create_thing.compensation'))).toBe(ORG_A);
+    expect(runs.ownerFor(workflowContext('wf_other.create_thing'))).toBeNull();
+    runs.observe(child, ORG_B);
+    expect(runs.ownerFor(child)).toBe(ORG_B);
+    expect(runs.ownerFor(activityContext('wf_parent.create_thing'))).toBe(ORG_B);
+  });
 });
 
 describe('organizationRefusal (the workflow side)', () => {

@@ -19,6 +19,8 @@ export interface ResumePoint {
   seq: number;
   attempt: number;
   next?: { action: string; delay_seconds: number };
+  /** What handlers keep for a retry besides the run's data, never projected (a Dag's failed child's checkpoint). */
+  carry?: RunData;
 }
 
 /**

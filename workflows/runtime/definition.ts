@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { DagPlan } from './dag-plan';
 
 export type WorkflowKind = 'Atomic' | 'Linear' | 'Dag';
 
@@ -37,6 +38,11 @@ export interface StepContext {
   attempt: number;
   /** Workflow time: deterministic under replay. */
   now(): Date;
+  /**
+   * Kept with the run's checkpoint for a retry or a continue-as-new, never projected nor shown:
+   * a handler writes here what it needs to pick up where it failed (a Dag keeps its failed child's checkpoint).
+   */
+  carry: RunData;
 }
 
 export interface StepResult {
@@ -73,6 +79,17 @@ export interface WorkflowDefinition<I extends z.ZodType = z.ZodType, O extends z
    */
   connection_url_fields?: Array<{ connection: string; url: string; plugin: string }>;
   failure_stamp: FailureStamp;
+  /**
+   * For a type whose spec types failed_layer otherwise than as text (an integer in
+   * payments.webhooks.receive): the value it records for a failure, from the runtime's classification.
+   */
+  failed_layer_of?: (failure: { failure_type: string; failed_layer: unknown }) => unknown;
+  /** An input naming the run's organization: the API refuses a start whose value is not the token's (403 organization_mismatch). */
+  organization_field?: string;
+  /** An input the API takes as the start's Idempotency-Key when the request carries none: same key, same organization, same run. */
+  idempotency_key_field?: string;
+  /** A Dag type's layers (see runtime/dag.ts), shown by the catalog. */
+  plan?: DagPlan;
   actions: Record<string, ActionHandler>;
 }
 

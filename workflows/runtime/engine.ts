@@ -39,9 +39,17 @@ export type EngineWorkflow = (input: EngineWorkflowInput) => Promise<RunData>;
 
 /** The Temporal workflow function for one definition; its Temporal type name is the workflow_type. */
 export function makeWorkflow(def: WorkflowDefinition): EngineWorkflow {
-  const workflow: EngineWorkflow = (input) => new Machine(def, input).run();
+  const workflow: EngineWorkflow = (input) => runDefinition(def, input);
   Object.defineProperty(workflow, 'name', { value: def.workflow_type });
   return workflow;
+}
+
+/**
+ * Runs one execution of a definition. For a workflow whose definition is built per run (a
+ * composition's Dag from the plan in its input) under one registered Temporal type.
+ */
+export function runDefinition(def: WorkflowDefinition, input: EngineWorkflowInput): Promise<RunData> {
+  return new Machine(def, input).run();
 }
 
 type Next = { action: string; delay_seconds: number } | undefined;
@@ -53,6 +61,7 @@ class Machine {
   private data: RunData;
   private seq: number;
   private attempt: number;
+  private readonly carry: RunData;
   private cancelled = false;
 
   constructor(
@@ -65,6 +74,7 @@ class Machine {
     this.data = resume?.data ?? { ...input.initial_data };
     this.seq = resume?.seq ?? 0;
     this.attempt = resume?.attempt ?? 1;
+    this.carry = { ...resume?.carry };
   }
 
   async run(): Promise<RunData> {
@@ -132,7 +142,8 @@ class Machine {
       result = (await handler?.(this.data, this.context(action))) ?? {};
     } catch (err) {
       if (isCancellation(err)) throw err;
-      return this.fail(classifyFailure(err, this.state, action), action);
+      const failure = classifyFailure(err, this.state, action);
+      return this.fail(failure, action, !failure.final);
     }
     const before = { state: this.state, data: this.data };
     const patch = result.patch ?? {};
@@ -160,7 +171,7 @@ class Machine {
     const before = { state: this.state, data: this.data, next: pending ?? this.redrive(this.state, action) };
     const stamp =
       this.def.failure_stamp === 'failed_at' ? { failed_at: nowIso() } : { failed_action: action };
-    const patch = { ...failure.patch, ...failure.fields, ...stamp };
+    const patch = { ...failure.patch, ...this.failureFields(failure), ...stamp };
     this.data = { ...this.data, ...patch };
     const failTo = findTransition(this.def, this.state, 'fail')!.to;
     try {
@@ -170,18 +181,23 @@ class Machine {
       if (!rejection) throw err;
       // What the failure carried (a provider's answer, say) is what the database refused: the run
       // still ends FAILED in the projection, with the engine's own failure fields as its data.
-      const rejected = { ...classifyFailure(rejection, this.state, action).fields, ...stamp };
+      const rejected = { ...this.failureFields(classifyFailure(rejection, this.state, action)), ...stamp };
       this.data = { ...before.data, ...rejected };
       await this.record('fail', failTo, rejected, rejected);
     }
     this.throwFailed(resumable ? before : undefined);
   }
 
+  private failureFields(failure: ClassifiedFailure): RunData {
+    const layerOf = this.def.failed_layer_of;
+    return { ...failure.fields, ...(layerOf ? { failed_layer: layerOf(failure.fields) } : {}) };
+  }
+
   /** Ends the Temporal execution as Failed, carrying where a retry would pick the run up. */
   private throwFailed(resumeFrom: { state: string; data: RunData; next: NonNullable<Next> } | undefined): never {
     const output = redact(this.data, this.def.secret_fields);
     const details: FailedRunDetails = {
-      checkpoint: resumeFrom && { ...resumeFrom, seq: this.seq, attempt: this.attempt },
+      checkpoint: resumeFrom && { ...resumeFrom, seq: this.seq, attempt: this.attempt, ...this.carried() },
       output,
     };
     throw ApplicationFailure.create({
@@ -190,6 +206,11 @@ class Machine {
       nonRetryable: true,
       details: [details],
     });
+  }
+
+  /** Only when a handler kept something: checkpoints of types that never do stay as they were. */
+  private carried(): Pick<ResumePoint, 'carry'> {
+    return Object.keys(this.carry).length ? { carry: this.carry } : {};
   }
 
   /** Projects one transition; a write the database refuses leaves the run where it was, seq included. */
@@ -271,6 +292,7 @@ class Machine {
       seq: this.seq,
       attempt: this.attempt,
       next,
+      ...this.carried(),
     };
     const continueAsNew = makeContinueAsNewFunc<(input: EngineWorkflowInput) => Promise<RunData>>({
       workflowType: this.def.workflow_type,
@@ -311,6 +333,7 @@ class Machine {
       action,
       attempt: this.attempt,
       now: () => new Date(),
+      carry: this.carry,
     };
   }
 }

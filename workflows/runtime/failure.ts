@@ -10,19 +10,28 @@ export class StepFailure extends Error {
   constructor(
     message: string,
     readonly failureType: string,
-    readonly layer: string,
+    /** A string for Atomic and Linear types; a Dag names the failed layer as JSON. */
+    readonly layer: string | RunData,
     readonly patch: RunData = {},
+    readonly options: StepFailureOptions = {},
   ) {
     super(message);
     this.name = 'StepFailure';
   }
 }
 
+export interface StepFailureOptions {
+  /** failed_step when it is not the action (a Dag's step name). */
+  step?: string;
+  /** No retry may re-drive the run (a Dag whose completed layers were compensated). */
+  final?: boolean;
+}
+
 export interface FailureFields {
   failure_reason: string;
   failure_type: string;
   failed_step: string;
-  failed_layer: string;
+  failed_layer: string | RunData;
   failed_at_state: string;
   error: string;
   error_type: string;
@@ -31,6 +40,7 @@ export interface FailureFields {
 export interface ClassifiedFailure {
   fields: FailureFields;
   patch: RunData;
+  final?: boolean;
 }
 
 /**
@@ -44,6 +54,7 @@ export function classifyFailure(err: unknown, state: string, action: string): Cl
     return {
       fields: {
         ...base,
+        failed_step: err.options.step ?? action,
         failure_reason: err.message,
         failure_type: err.failureType,
         failed_layer: err.layer,
@@ -51,6 +62,7 @@ export function classifyFailure(err: unknown, state: string, action: string): Cl
         error_type: err.failureType,
       },
       patch: err.patch,
+      final: err.options.final,
     };
   }
   if (err instanceof ActivityFailure) {

@@ -1,0 +1,186 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { fetch } from 'undici';
+import { SECRET_REF } from '../../workflows/hook/contract';
+import type { ConnectionStore } from '../connections';
+import { type DeliveryHttpConfig, deliverSigned } from './delivery';
+import { endpointView, type HookEndpointRow, type HookStore, ingressUrl, newSigningSecret } from './store';
+import { type TargetPolicy, targetUrlProblem } from './target';
+
+export interface HookActivitiesConfig extends DeliveryHttpConfig, TargetPolicy {
+  store: HookStore;
+  connections: ConnectionStore;
+}
+
+
+const notFound = (what: string, type: string) => ApplicationFailure.nonRetryable(`${what} does not exist in this organization`, type);
+
+/** A 2xx is delivered; 5xx, 429 and no answer are worth another attempt; anything else is the target's final word. */
+const retryableStatus = (status: number) => status >= 500 || status === 429;
+
+function activityAttempt(): number {
+  try {
+    return Context.current().info.attempt;
+  } catch {
+    return 1;
+  }
+}
+
+function cancellation(): AbortSignal | undefined {
+  try {
+    return Context.current().cancellationSignal;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reads a connection secret named by secret_ref (`<connection_uuid>/webhook_secret`, or
+ * `<connection_uuid>/webhook_secrets.<key>` for one of a named map), inside the run's organization. The value never
+ * leaves this process except sealed into the endpoint's row.
+ */
+export async function resolveSecretRef(connections: ConnectionStore, organizationUuid: string, secretRef: string): Promise<string | undefined> {
+  const match = SECRET_REF.exec(secretRef);
+  if (!match) return undefined;
+  const row = await connections.get(organizationUuid, match[1].toLowerCase());
+  if (!row) return undefined;
+  const secrets = connections.decrypt(row);
+  // A name of a named map (payments' webhook_secrets.<key>) reads inside it.
+  const [name, key] = match[2].split(/\.(.*)/s);
+  const own = (holder: unknown, field: string) =>
+    holder && typeof holder === 'object' && !Array.isArray(holder) && Object.hasOwn(holder, field) ? (holder as Record<string, unknown>)[field] : undefined;
+  const value = key === undefined ? own(secrets, name) : own(own(secrets, name), key);
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+export function createHookActivities(config: HookActivitiesConfig) {
+  const { store } = config;
+
+  async function requireEndpoint(organizationUuid: string, endpointUuid: string): Promise<HookEndpointRow> {
+    const row = await store.endpoint(organizationUuid, endpointUuid);
+    if (!row) throw notFound(`endpoint ${endpointUuid}`, 'endpoint_not_found');
+    return row;
+  }
+
+  /**
+   * Idempotent on (organization, endpoint_name): a re-driven run finds the endpoint it made.
+   * The secret is generated here or copied from secret_ref, sealed, and never returned.
+   */
+  async function createRedirect(req: { organization_uuid: string; endpoint_name: string; target_url: string; secret_ref?: string }) {
+    const problem = targetUrlProblem(req.target_url, config);
+    if (problem) throw ApplicationFailure.nonRetryable(`target_url ${problem}`, 'target_url_refused');
+    const view = (row: HookEndpointRow) => {
+      const { endpoint_uuid, ingress_url, name, target_url, secret_source } = endpointView(row, config.publicApiUrl);
+      return { endpoint_uuid, ingress_url, endpoint_name: name, target_url, secret_source };
+    };
+    const existing = await store.endpointByName(req.organization_uuid, req.endpoint_name);
+    if (existing) {
+      if (existing.targetUrl === req.target_url) return view(existing);
+      throw ApplicationFailure.nonRetryable(`an endpoint named "${req.endpoint_name}" already exists with another target_url`, 'endpoint_name_taken');
+    }
+    let secret = newSigningSecret();
+    if (req.secret_ref !== undefined) {
+      const referenced = await resolveSecretRef(config.connections, req.organization_uuid, req.secret_ref);
+      if (!referenced)
+        throw ApplicationFailure.nonRetryable(`secret_ref ${req.secret_ref} names no secret of this organization's connections`, 'secret_ref_not_found');
+      secret = referenced;
+    }
+    const created = await store.createEndpoint(req.organization_uuid, {
+      name: req.endpoint_name,
+      targetUrl: req.target_url,
+      secret,
+      secretSource: req.secret_ref === undefined ? 'generated' : 'secret_ref',
+      secretRef: req.secret_ref,
+    });
+    // Lost a race with a concurrent creation of the same name: decide against what it stored.
+    if (!created) return createRedirect(req);
+    return view(created);
+  }
+
+  return {
+    hookCreateRedirect: createRedirect,
+
+    /** Posts the event to the endpoint's own public ingress, as any sender would, then finds it stored. */
+    async hookReceiveWebhook(req: { organization_uuid: string; endpoint_uuid: string; test_event: unknown }) {
+      await requireEndpoint(req.organization_uuid, req.endpoint_uuid);
+      const url = ingressUrl(config.publicApiUrl, req.endpoint_uuid);
+      let res;
+      try {
+        res = await fetch(url, {
+          method: 'POST',
+          body: JSON.stringify(req.test_event),
+          headers: { 'content-type': 'application/json', 'user-agent': 'workflow-engine-hooks/1' },
+          redirect: 'error',
+          signal: AbortSignal.timeout(config.timeoutMs),
+          dispatcher: config.dispatcher,
+        });
+      } catch (err) {
+        const cause = (err as { cause?: { message?: unknown } }).cause;
+        throw ApplicationFailure.retryable(`ingress unreachable: ${String(cause?.message ?? (err as Error).message)}`, 'ingress_unreachable');
+      }
+      const text = await res.text();
+      if (res.status !== 202) {
+        const failure = `ingress answered HTTP ${res.status}`;
+        if (res.status >= 500) throw ApplicationFailure.retryable(failure, 'ingress_unavailable');
+        throw ApplicationFailure.nonRetryable(failure, 'ingress_rejected', { ingress_status: res.status });
+      }
+      const eventUuid = String((JSON.parse(text) as { event_uuid?: unknown }).event_uuid);
+      if (!(await store.event(req.organization_uuid, eventUuid))) {
+        throw ApplicationFailure.nonRetryable(`the ingress answered 202 but event ${eventUuid} is not stored`, 'event_not_stored');
+      }
+      return { event_uuid: eventUuid, ingress_status: 202 as const };
+    },
+
+    /**
+     * One signed delivery attempt, recorded on the event whatever its outcome. A 5xx, 429 or no
+     * answer is retryable (the workflow's retry policy backs off); any other non-2xx is final.
+     */
+    async hookDeliverEvent(req: { organization_uuid: string; event_uuid: string }) {
+      const event = await store.event(req.organization_uuid, req.event_uuid);
+      if (!event) throw notFound(`event ${req.event_uuid}`, 'event_not_found');
+      const endpoint = await requireEndpoint(req.organization_uuid, event.endpointUuid);
+      const problem = targetUrlProblem(endpoint.targetUrl, config);
+      if (problem) throw ApplicationFailure.nonRetryable(`target_url ${problem}`, 'target_url_refused');
+      const at = new Date().toISOString();
+      const outcome = await deliverSigned(config, {
+        url: endpoint.targetUrl,
+        body: event.body,
+        contentType: (event.headers as Record<string, string>)['content-type'] ?? 'application/json',
+        secret: store.secretOf(endpoint),
+        eventUuid: event.eventUuid,
+        signal: cancellation(),
+      });
+      const status = outcome.status_code;
+      const delivered = status !== null && status >= 200 && status < 300;
+      await store.recordAttempt(
+        event.eventUuid,
+        { at, status_code: status, latency_ms: outcome.latency_ms, ...(outcome.error ? { error: outcome.error } : {}) },
+        delivered,
+      );
+      const kept = { target_status: status, latency_ms: outcome.latency_ms };
+      if (delivered) return { event_uuid: event.eventUuid, target_status: status, latency_ms: outcome.latency_ms, delivered_at: at };
+      if (outcome.refused) throw ApplicationFailure.nonRetryable(`target not called: ${outcome.error}`, 'outbound_policy', kept);
+      if (status === null) throw ApplicationFailure.retryable(`target ${outcome.error} (attempt ${activityAttempt()})`, 'target_unreachable', kept);
+      const message = `target answered HTTP ${status}`;
+      if (retryableStatus(status)) throw ApplicationFailure.retryable(message, 'target_rejected', kept);
+      throw ApplicationFailure.nonRetryable(message, 'target_rejected', kept);
+    },
+
+    async hookAcknowledgeEvent(req: { organization_uuid: string; event_uuid: string }) {
+      const row = await store.acknowledge(req.organization_uuid, req.event_uuid);
+      if (row) return { event_uuid: row.eventUuid, event_state: 'acknowledged' as const, acknowledged_at: row.acknowledgedAt!.toISOString() };
+      if (await store.event(req.organization_uuid, req.event_uuid)) {
+        throw ApplicationFailure.nonRetryable(`event ${req.event_uuid} has expired and cannot be acknowledged`, 'event_expired');
+      }
+      throw notFound(`event ${req.event_uuid}`, 'event_not_found');
+    },
+
+    async hookExpirePendingEvents(req: { organization_uuid: string; endpoint_uuid: string; ttl_seconds: number }) {
+      await requireEndpoint(req.organization_uuid, req.endpoint_uuid);
+      const expired = await store.expirePending(req.organization_uuid, req.endpoint_uuid, new Date(Date.now() - req.ttl_seconds * 1000));
+      return { expired_count: expired.length, expired_event_uuids: expired };
+    },
+  };
+}
+
+export type HookActivities = ReturnType<typeof createHookActivities>;

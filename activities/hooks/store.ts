@@ -1,0 +1,214 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { and, desc, eq, lt, ne, sql } from 'drizzle-orm';
+import type { Database } from '../../db/client';
+import { hookEndpoints, hookEvents } from '../../db/schema';
+import type { SecretBox } from '../secret-box';
+
+export type HookEndpointRow = typeof hookEndpoints.$inferSelect;
+export type HookEventRow = typeof hookEvents.$inferSelect;
+export type SecretSource = 'generated' | 'secret_ref';
+
+export interface DeliveryAttempt {
+  at: string;
+  /** The target's answer; null when none came (time-out, connection refused, policy). */
+  status_code: number | null;
+  latency_ms: number;
+  error?: string;
+}
+
+export const EVENT_STATES = ['pending', 'delivered', 'acknowledged', 'expired'] as const;
+
+/** 32 random bytes; the whole string (prefix included) is the HMAC key. */
+export const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
+
+const aad = (row: Pick<HookEndpointRow, 'endpointUuid' | 'organizationUuid'>) => Buffer.from(`hook|${row.endpointUuid}|${row.organizationUuid}`);
+
+/** The ingress URL of an endpoint, under the API's public base URL. */
+export const ingressUrl = (publicApiUrl: string, endpointUuid: string) => `${publicApiUrl.replace(/\/+$/, '')}/api/hooks/r/${endpointUuid}`;
+
+/** What anyone may see of an endpoint: never its secret. */
+export function endpointView(row: HookEndpointRow, publicApiUrl: string) {
+  return {
+    endpoint_uuid: row.endpointUuid,
+    name: row.name,
+    target_url: row.targetUrl,
+    ingress_url: ingressUrl(publicApiUrl, row.endpointUuid),
+    secret_source: row.secretSource as SecretSource,
+    secret_ref: row.secretRef,
+    state: row.state,
+    created_at: row.createdAt.toISOString(),
+  };
+}
+
+export function eventView(row: HookEventRow) {
+  const iso = (d: Date | null) => d?.toISOString() ?? null;
+  return {
+    event_uuid: row.eventUuid,
+    endpoint_uuid: row.endpointUuid,
+    state: row.state,
+    body: row.body,
+    headers: row.headers as Record<string, string>,
+    received_at: row.receivedAt.toISOString(),
+    delivered_at: iso(row.deliveredAt),
+    acknowledged_at: iso(row.acknowledgedAt),
+    expired_at: iso(row.expiredAt),
+    attempts: row.attempts as DeliveryAttempt[],
+  };
+}
+
+/**
+ * Redirect endpoints and their events. Every read and write but the ingress's endpoint lookup is
+ * scoped to an organization; the signing secret is sealed, bound to its endpoint and organization.
+ */
+export class HookStore {
+  constructor(
+    private readonly db: Database,
+    private readonly box: SecretBox,
+  ) {}
+
+  private seal(row: Pick<HookEndpointRow, 'endpointUuid' | 'organizationUuid'>, secret: string) {
+    return { secretCiphertext: this.box.seal(Buffer.from(secret), aad(row)).toString('base64'), keyId: this.box.keyId };
+  }
+
+  secretOf(row: HookEndpointRow): string {
+    return this.box.open(Buffer.from(row.secretCiphertext, 'base64'), aad(row)).toString();
+  }
+
+  /** undefined when the organization already has an endpoint of that name. */
+  async createEndpoint(
+    organizationUuid: string,
+    fields: { name: string; targetUrl: string; secret: string; secretSource: SecretSource; secretRef?: string },
+  ): Promise<HookEndpointRow | undefined> {
+    const identity = { endpointUuid: randomUUID(), organizationUuid };
+    const [row] = await this.db
+      .insert(hookEndpoints)
+      .values({
+        ...identity,
+        name: fields.name,
+        targetUrl: fields.targetUrl,
+        secretSource: fields.secretSource,
+        secretRef: fields.secretRef ?? null,
+        ...this.seal(identity, fields.secret),
+      })
+      .onConflictDoNothing()
+      .returning();
+    return row;
+  }
+
+  async endpointByName(organizationUuid: string, name: string): Promise<HookEndpointRow | undefined> {
+    const rows = await this.db
+      .select()
+      .from(hookEndpoints)
+      .where(and(eq(hookEndpoints.organizationUuid, organizationUuid), eq(hookEndpoints.name, name)));
+    return rows[0];
+  }
+
+  async endpoint(organizationUuid: string, endpointUuid: string): Promise<HookEndpointRow | undefined> {
+    const rows = await this.db
+      .select()
+      .from(hookEndpoints)
+      .where(and(eq(hookEndpoints.organizationUuid, organizationUuid), eq(hookEndpoints.endpointUuid, endpointUuid)));
+    return rows[0];
+  }
+
+  /** The ingress knows only the endpoint id: the unguessable id is what admits a sender. */
+  async activeEndpoint(endpointUuid: string): Promise<HookEndpointRow | undefined> {
+    const rows = await this.db
+      .select()
+      .from(hookEndpoints)
+      .where(and(eq(hookEndpoints.endpointUuid, endpointUuid), eq(hookEndpoints.state, 'active')));
+    return rows[0];
+  }
+
+  listEndpoints(organizationUuid: string) {
+    return this.db.select().from(hookEndpoints).where(eq(hookEndpoints.organizationUuid, organizationUuid)).orderBy(hookEndpoints.createdAt);
+  }
+
+  /** Its events go with it (ON DELETE CASCADE). */
+  async deleteEndpoint(organizationUuid: string, endpointUuid: string): Promise<boolean> {
+    const deleted = await this.db
+      .delete(hookEndpoints)
+      .where(and(eq(hookEndpoints.organizationUuid, organizationUuid), eq(hookEndpoints.endpointUuid, endpointUuid)))
+      .returning({ id: hookEndpoints.endpointUuid });
+    return deleted.length > 0;
+  }
+
+  async rotateSecret(row: HookEndpointRow, secret: string): Promise<HookEndpointRow> {
+    const [updated] = await this.db
+      .update(hookEndpoints)
+      .set({ ...this.seal(row, secret), secretSource: 'generated', secretRef: null })
+      .where(eq(hookEndpoints.endpointUuid, row.endpointUuid))
+      .returning();
+    return updated;
+  }
+
+  async insertEvent(endpoint: HookEndpointRow, body: string, headers: Record<string, string>): Promise<HookEventRow> {
+    const [row] = await this.db
+      .insert(hookEvents)
+      .values({ eventUuid: randomUUID(), endpointUuid: endpoint.endpointUuid, organizationUuid: endpoint.organizationUuid, body, headers })
+      .returning();
+    return row;
+  }
+
+  async event(organizationUuid: string, eventUuid: string): Promise<HookEventRow | undefined> {
+    const rows = await this.db
+      .select()
+      .from(hookEvents)
+      .where(and(eq(hookEvents.organizationUuid, organizationUuid), eq(hookEvents.eventUuid, eventUuid)));
+    return rows[0];
+  }
+
+  listEvents(organizationUuid: string, endpointUuid: string, limit: number) {
+    return this.db
+      .select()
+      .from(hookEvents)
+      .where(and(eq(hookEvents.organizationUuid, organizationUuid), eq(hookEvents.endpointUuid, endpointUuid)))
+      .orderBy(desc(hookEvents.receivedAt), desc(hookEvents.eventUuid))
+      .limit(limit);
+  }
+
+  /** Appends the attempt; a 2xx moves a not yet acknowledged event to delivered. */
+  async recordAttempt(eventUuid: string, attempt: DeliveryAttempt, delivered: boolean): Promise<HookEventRow> {
+    const [row] = await this.db
+      .update(hookEvents)
+      .set({
+        attempts: sql`${hookEvents.attempts} || ${JSON.stringify([attempt])}::jsonb`,
+        ...(delivered
+          ? {
+              state: sql`CASE WHEN ${hookEvents.state} = 'acknowledged' THEN ${hookEvents.state} ELSE 'delivered' END`,
+              deliveredAt: new Date(attempt.at),
+            }
+          : {}),
+      })
+      .where(eq(hookEvents.eventUuid, eventUuid))
+      .returning();
+    return row;
+  }
+
+  /** Acknowledged once: acknowledging again keeps the first time. An expired event stays expired (undefined). */
+  async acknowledge(organizationUuid: string, eventUuid: string): Promise<HookEventRow | undefined> {
+    const [row] = await this.db
+      .update(hookEvents)
+      .set({ state: 'acknowledged', acknowledgedAt: sql`COALESCE(${hookEvents.acknowledgedAt}, now())` })
+      .where(and(eq(hookEvents.organizationUuid, organizationUuid), eq(hookEvents.eventUuid, eventUuid), ne(hookEvents.state, 'expired')))
+      .returning();
+    return row;
+  }
+
+  /** Pending events of the endpoint received before `cutoff` become expired; returns their ids. */
+  async expirePending(organizationUuid: string, endpointUuid: string, cutoff: Date): Promise<string[]> {
+    const rows = await this.db
+      .update(hookEvents)
+      .set({ state: 'expired', expiredAt: new Date() })
+      .where(
+        and(
+          eq(hookEvents.organizationUuid, organizationUuid),
+          eq(hookEvents.endpointUuid, endpointUuid),
+          eq(hookEvents.state, 'pending'),
+          lt(hookEvents.receivedAt, cutoff),
+        ),
+      )
+      .returning({ id: hookEvents.eventUuid });
+    return rows.map((r) => r.id).sort();
+  }
+}

@@ -1,0 +1,226 @@
+import type { z } from 'zod';
+import { inputFields, isRequired, outputFields, planInputs, RESERVED_NAMES, type DefinitionLookup, type Plan } from '../../workflows/composition/plan';
+import { ROUTE, ROUTE_OUTPUT as ROUTE_FIELD } from '../../workflows/runtime/dag-plan';
+import type { WorkflowDefinition } from '../../workflows/runtime/definition';
+import { jsonSchema } from '../catalog/json-schema';
+import type { FieldProblem } from '../common/api-error';
+import type { CompositionStep } from './composition-body';
+
+type JsonTypes = Set<string> | 'any';
+
+const jsonTypeOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v);
+
+/** The JSON types a JSON Schema admits ('any' when it does not say). */
+function typesOf(schema: any): JsonTypes {
+  if (!schema || typeof schema !== 'object') return 'any';
+  if (schema.const !== undefined) return new Set([jsonTypeOf(schema.const)]);
+  if (Array.isArray(schema.enum)) return new Set(schema.enum.map(jsonTypeOf));
+  if (schema.type) return new Set([schema.type].flat());
+  const members = schema.anyOf ?? schema.oneOf;
+  if (Array.isArray(members)) {
+    const all = new Set<string>();
+    for (const m of members) {
+      const t = typesOf(m);
+      if (t === 'any') return 'any';
+      t.forEach((x) => all.add(x));
+    }
+    return all;
+  }
+  return 'any';
+}
+
+/** Whether every value the source may hold has a JSON type the target accepts (an integer is a number). */
+function compatible(source: JsonTypes, target: JsonTypes): boolean {
+  if (source === 'any' || target === 'any') return true;
+  return [...source].every((t) => target.has(t) || (t === 'integer' && target.has('number')));
+}
+
+const describe = (t: JsonTypes) => (t === 'any' ? 'any' : [...t].sort().join(' | '));
+
+const fieldSchemas = new Map<string, { input: Record<string, unknown>; output: Record<string, unknown> }>();
+
+function jsonFields(def: WorkflowDefinition) {
+  let cached = fieldSchemas.get(def.workflow_type);
+  if (!cached) {
+    const props = (s: z.ZodType, io: 'input' | 'output') => ((jsonSchema(s, io) as { properties?: Record<string, unknown> }).properties ?? {});
+    cached = { input: props(def.input, 'input'), output: props(def.output, 'output') };
+    fieldSchemas.set(def.workflow_type, cached);
+  }
+  return cached;
+}
+
+/**
+ * Checks a composition's steps against the built-in types and compiles them into a plan: layers
+ * in dependency order (the order given, where the mappings allow it). Every problem is named by
+ * the step's field path and, in its message, by the step's id.
+ */
+export function compileComposition(steps: CompositionStep[], lookup: DefinitionLookup): { plan: Plan } | { problems: FieldProblem[] } {
+  const problems: FieldProblem[] = [];
+  const problem = (field: string, rule: string, step: CompositionStep, message: string) =>
+    problems.push({ field, rule, message: `step ${step.id}: ${message}` });
+  const index = new Map<string, number>();
+  steps.forEach((s, i) => {
+    if (index.has(s.id)) problem(`steps.${i}.id`, 'unique', s, 'another step has this id');
+    else index.set(s.id, i);
+    if (RESERVED_NAMES.has(s.id)) problem(`steps.${i}.id`, 'reserved', s, `${s.id} is an output of every composed run; name the step otherwise`);
+    for (const [field, mapping] of Object.entries(s.inputs)) {
+      if ('from' in mapping && mapping.from === 'input' && RESERVED_NAMES.has(mapping.name)) {
+        problem(`steps.${i}.inputs.${field}`, 'reserved', s, `${mapping.name} is an output of every composed run; name the input otherwise`);
+      }
+    }
+  });
+  const defs = steps.map((s) => (s.workflow_type === ROUTE ? undefined : lookup(s.workflow_type)));
+  const routeSource = steps.map(() => -1);
+  const deps = steps.map(() => new Map<number, string>());
+
+  steps.forEach((step, i) => {
+    const def = defs[i];
+    if (step.workflow_type === ROUTE) {
+      const source = findRouteSource(defs, i);
+      if (source < 0) problem(`steps.${i}.workflow_type`, 'no_route_source', step, `no earlier step declares ${ROUTE_FIELD} to route from`);
+      else {
+        routeSource[i] = source;
+        deps[i].set(source, `steps.${i}.workflow_type`);
+      }
+    } else if (!def) {
+      problem(`steps.${i}.workflow_type`, 'unknown_type', step, `${step.workflow_type} is not a built-in workflow type (nor "${ROUTE}")`);
+    }
+    const targets = def ? inputFields(def) : undefined;
+    const targetJson = def ? jsonFields(def).input : undefined;
+    for (const [field, mapping] of Object.entries(step.inputs)) {
+      const at = `steps.${i}.inputs.${field}`;
+      if (targets && !(field in targets)) {
+        problem(at, 'unknown_field', step, `${field} is not an input field of ${step.workflow_type}`);
+        continue;
+      }
+      if ('const' in mapping) {
+        if (def?.secret_fields.includes(field)) {
+          problem(at, 'secret_const', step, `${field} is a secret: map it from an input ({"from": "input", "name": …}), never store it in the composition`);
+          continue;
+        }
+        const parsed = targets?.[field].safeParse(mapping.const);
+        if (parsed && !parsed.success) problem(at, 'type_mismatch', step, `the constant does not fit ${field}: ${parsed.error.issues[0].message}`);
+        continue;
+      }
+      if (mapping.from !== 'step') continue;
+      const from = index.get(mapping.step);
+      if (from === undefined) {
+        problem(at, 'unknown_step', step, `no step ${mapping.step} to take ${mapping.field} from`);
+        continue;
+      }
+      deps[i].set(from, at);
+      const sourceDef = defs[from];
+      if (!sourceDef) continue; // a route step's outputs are its routed type's, known only when it runs
+      const sourceJson = jsonFields(sourceDef).output;
+      if (!(mapping.field in outputFields(sourceDef))) {
+        problem(at, 'unknown_field', step, `${mapping.field} is not an output field of step ${mapping.step} (${sourceDef.workflow_type})`);
+        continue;
+      }
+      if (!targetJson) continue;
+      const source = typesOf(sourceJson[mapping.field]);
+      const target = typesOf(targetJson[field]);
+      if (!compatible(source, target)) {
+        problem(at, 'type_mismatch', step, `${mapping.step}.${mapping.field} is ${describe(source)}; ${field} takes ${describe(target)}`);
+      }
+    }
+    for (const [field, schema] of Object.entries(targets ?? {})) {
+      if (isRequired(schema) && !(field in step.inputs)) {
+        problem(`steps.${i}.inputs.${field}`, 'required', step, `${step.workflow_type} requires ${field}: map it from an input, a step or a constant`);
+      }
+    }
+  });
+  problems.push(...cycleProblems(steps, deps));
+  if (problems.length) return { problems };
+
+  const order = layerOrder(deps);
+  const plan: Plan = {
+    layers: order.map((i, n) => ({
+      layer: `${String(n + 1).padStart(2, '0')}_${steps[i].id}`,
+      step: steps[i].id,
+      workflow_type: steps[i].workflow_type,
+      inputs: steps[i].inputs,
+    })),
+  };
+  problems.push(...routeOrderProblems(steps, defs, order, routeSource), ...freeInputProblems(steps, plan, lookup));
+  return problems.length ? { problems } : { plan };
+}
+
+function declaresRoute(def: WorkflowDefinition | undefined) {
+  return Boolean(def && ROUTE_FIELD in outputFields(def));
+}
+
+function findRouteSource(defs: Array<WorkflowDefinition | undefined>, before: number): number {
+  for (let j = before - 1; j >= 0; j -= 1) if (declaresRoute(defs[j])) return j;
+  return -1;
+}
+
+/** Each cycle once, named at the mapping that closes it. */
+function cycleProblems(steps: CompositionStep[], deps: Array<Map<number, string>>): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const state = steps.map(() => 'new' as 'new' | 'open' | 'done');
+  const path: number[] = [];
+  const visit = (i: number) => {
+    state[i] = 'open';
+    path.push(i);
+    for (const [dep, at] of deps[i]) {
+      if (state[dep] === 'open') {
+        const loop = [...path.slice(path.indexOf(dep)), dep].map((k) => steps[k].id);
+        problems.push({ field: at, rule: 'cycle', message: `step ${steps[i].id}: its inputs form a cycle (${loop.reverse().join(' → ')})` });
+      } else if (state[dep] === 'new') visit(dep);
+    }
+    path.pop();
+    state[i] = 'done';
+  };
+  steps.forEach((_, i) => state[i] === 'new' && visit(i));
+  return problems;
+}
+
+/** Topological order, keeping the given order wherever the dependencies allow. */
+function layerOrder(deps: Array<Map<number, string>>): number[] {
+  const order: number[] = [];
+  const placed = new Set<number>();
+  while (order.length < deps.length) {
+    const next = deps.findIndex((d, i) => !placed.has(i) && [...d.keys()].every((k) => placed.has(k)));
+    order.push(next);
+    placed.add(next);
+  }
+  return order;
+}
+
+/** The runtime routes from the nearest earlier layer declaring route_workflow_type: it must be the step chosen here. */
+function routeOrderProblems(steps: CompositionStep[], defs: Array<WorkflowDefinition | undefined>, order: number[], routeSource: number[]) {
+  const problems: FieldProblem[] = [];
+  order.forEach((i, position) => {
+    if (routeSource[i] < 0) return;
+    const nearest = order.slice(0, position).reverse().find((j) => declaresRoute(defs[j]));
+    if (nearest !== routeSource[i]) {
+      problems.push({
+        field: `steps.${i}.workflow_type`,
+        rule: 'route_source',
+        message: `step ${steps[i].id}: its inputs make it run after step ${steps[nearest!].id}, which would then be the step it routes from instead of ${steps[routeSource[i]].id}`,
+      });
+    }
+  });
+  return problems;
+}
+
+/** A free input feeding several step fields must fit each of them. */
+function freeInputProblems(steps: CompositionStep[], plan: Plan, lookup: DefinitionLookup): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  for (const [name, input] of planInputs(plan, lookup).free) {
+    const typed = input.feeds
+      .map((f) => ({ ...f, def: lookup(f.workflow_type) }))
+      .filter((f): f is typeof f & { def: WorkflowDefinition } => f.def !== undefined)
+      .map((f) => ({ ...f, types: typesOf(jsonFields(f.def).input[f.field]) }));
+    for (const f of typed.slice(1)) {
+      if (compatible(typed[0].types, f.types) && compatible(f.types, typed[0].types)) continue;
+      const i = steps.findIndex((s) => s.id === f.step);
+      problems.push({
+        field: `steps.${i}.inputs.${f.field}`,
+        rule: 'type_mismatch',
+        message: `step ${f.step}: input ${name} also feeds ${typed[0].step}.${typed[0].field} (${describe(typed[0].types)}); ${f.field} takes ${describe(f.types)}`,
+      });
+    }
+  }
+  return problems;
+}

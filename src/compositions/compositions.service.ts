@@ -1,0 +1,189 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { and, desc, eq, sql } from 'drizzle-orm';
+import { randomUUID } from 'node:crypto';
+import type { DatabaseHandle } from '../../db/client';
+import { compositions, compositionVersions } from '../../db/schema';
+import { compositionDefinition, type CompositionVersion } from '../../workflows/composition/definition';
+import { composedType, compositionInputSchema, parseComposedType, type Plan } from '../../workflows/composition/plan';
+import { findDefinition } from '../../workflows/registry';
+import type { WorkflowDefinition } from '../../workflows/runtime/definition';
+import type { Principal } from '../auth/principal';
+import { jsonSchema } from '../catalog/json-schema';
+import { notFound, validationFailed } from '../common/api-error';
+import { DATABASE } from '../common/di';
+import { compileComposition } from './compile';
+import type { CompositionBody } from './composition-body';
+
+type VersionRow = typeof compositionVersions.$inferSelect;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * An organization's composed workflow types. Steps are checked against the built-in types when a
+ * version is created, and a version never changes afterwards: its definition is cached for good.
+ */
+@Injectable()
+export class CompositionsService {
+  private readonly definitions = new Map<string, { organization: string; definition: WorkflowDefinition; input_schema: unknown }>();
+
+  constructor(@Inject(DATABASE) private readonly database: DatabaseHandle) {}
+
+  private get db() {
+    return this.database.db;
+  }
+
+  async create(principal: Principal, body: CompositionBody) {
+    const plan = this.compile(body);
+    const compositionUuid = randomUUID();
+    await this.db.transaction(async (tx) => {
+      await tx.insert(compositions).values({ compositionUuid, organizationUuid: principal.organization_uuid, latestVersion: 1 });
+      await tx.insert(compositionVersions).values(this.versionValues(compositionUuid, 1, body, plan));
+    });
+    return this.created(principal.organization_uuid, compositionUuid, 1);
+  }
+
+  /** The next version; runs of earlier versions keep theirs, and every version stays startable. */
+  async update(principal: Principal, compositionUuid: string, body: CompositionBody) {
+    await this.requireComposition(principal, compositionUuid);
+    const plan = this.compile(body);
+    const version = await this.db.transaction(async (tx) => {
+      const [row] = await tx
+        .update(compositions)
+        .set({ latestVersion: sql`${compositions.latestVersion} + 1`, updatedAt: new Date() })
+        .where(and(eq(compositions.compositionUuid, compositionUuid), eq(compositions.organizationUuid, principal.organization_uuid)))
+        .returning();
+      await tx.insert(compositionVersions).values(this.versionValues(compositionUuid, row.latestVersion, body, plan));
+      return row.latestVersion;
+    });
+    return this.created(principal.organization_uuid, compositionUuid, version);
+  }
+
+  async list(principal: Principal) {
+    const rows = await this.db
+      .select()
+      .from(compositions)
+      .innerJoin(
+        compositionVersions,
+        and(eq(compositionVersions.compositionUuid, compositions.compositionUuid), eq(compositionVersions.version, compositions.latestVersion)),
+      )
+      .where(eq(compositions.organizationUuid, principal.organization_uuid))
+      .orderBy(desc(compositions.createdAt), desc(compositions.compositionUuid));
+    return {
+      compositions: rows.map((r) => this.view(principal.organization_uuid, r.composition_versions, r.compositions.createdAt, r.compositions.updatedAt)),
+    };
+  }
+
+  async get(principal: Principal, compositionUuid: string) {
+    const composition = await this.requireComposition(principal, compositionUuid);
+    const versions = await this.db
+      .select()
+      .from(compositionVersions)
+      .where(eq(compositionVersions.compositionUuid, compositionUuid))
+      .orderBy(desc(compositionVersions.version));
+    return {
+      ...this.view(principal.organization_uuid, versions[0], composition.createdAt, composition.updatedAt),
+      versions: versions.map((v) => ({ version: v.version, workflow_type: composedType(compositionUuid, v.version), created_at: v.createdAt.toISOString() })),
+    };
+  }
+
+  /** Every startable composed type of the organization (each version of each composition). */
+  async listTypes(organizationUuid: string): Promise<WorkflowDefinition[]> {
+    const rows = await this.db
+      .select({ version: compositionVersions })
+      .from(compositionVersions)
+      .innerJoin(compositions, eq(compositions.compositionUuid, compositionVersions.compositionUuid))
+      .where(eq(compositions.organizationUuid, organizationUuid))
+      .orderBy(desc(compositions.createdAt), desc(compositionVersions.compositionUuid), desc(compositionVersions.version));
+    return rows.map((r) => this.definitionOf(organizationUuid, r.version));
+  }
+
+  /** The definition of `virtual.<uuid>@N` for this organization; undefined for another organization's or an unknown one. */
+  async findDefinition(organizationUuid: string, workflowType: string): Promise<WorkflowDefinition | undefined> {
+    const cached = this.definitions.get(workflowType);
+    if (cached) return cached.organization === organizationUuid ? cached.definition : undefined;
+    const parsed = parseComposedType(workflowType);
+    if (!parsed) return undefined;
+    const [row] = await this.db
+      .select({ version: compositionVersions })
+      .from(compositionVersions)
+      .innerJoin(compositions, eq(compositions.compositionUuid, compositionVersions.compositionUuid))
+      .where(
+        and(
+          eq(compositionVersions.compositionUuid, parsed.composition_uuid),
+          eq(compositionVersions.version, parsed.version),
+          eq(compositions.organizationUuid, organizationUuid),
+        ),
+      );
+    return row ? this.definitionOf(organizationUuid, row.version) : undefined;
+  }
+
+  private compile(body: CompositionBody): Plan {
+    const compiled = compileComposition(body.steps, findDefinition);
+    if ('problems' in compiled) throw validationFailed(compiled.problems);
+    return compiled.plan;
+  }
+
+  private versionValues(compositionUuid: string, version: number, body: CompositionBody, plan: Plan) {
+    return { compositionUuid, version, name: body.name, steps: body.steps, plan, exposedToEndUsers: body.exposed_to_end_users };
+  }
+
+  private async created(organizationUuid: string, compositionUuid: string, version: number) {
+    const workflowType = composedType(compositionUuid, version);
+    await this.findDefinition(organizationUuid, workflowType);
+    return { composition_uuid: compositionUuid, version, workflow_type: workflowType, input_schema: this.inputSchema(workflowType) };
+  }
+
+  /** Another organization's composition is reported exactly like a missing one. */
+  private async requireComposition(principal: Principal, compositionUuid: string) {
+    const [row] = UUID.test(compositionUuid)
+      ? await this.db
+          .select()
+          .from(compositions)
+          .where(and(eq(compositions.compositionUuid, compositionUuid), eq(compositions.organizationUuid, principal.organization_uuid)))
+      : [];
+    if (!row) throw notFound(`composition ${compositionUuid}`);
+    return row;
+  }
+
+  private definitionOf(organizationUuid: string, row: VersionRow): WorkflowDefinition {
+    const workflowType = composedType(row.compositionUuid, row.version);
+    const cached = this.definitions.get(workflowType);
+    if (cached) return cached.definition;
+    const version = versionOf(row);
+    const definition = compositionDefinition(version, findDefinition);
+    // Only the free inputs: a field the composition binds itself is no input.
+    const input_schema = jsonSchema(compositionInputSchema(version.plan, findDefinition).freeOnly, 'input');
+    this.definitions.set(workflowType, { organization: organizationUuid, definition, input_schema });
+    return definition;
+  }
+
+  /** The JSON Schema of a composed type's free inputs (the type's definition must have been looked up). */
+  inputSchema(workflowType: string): unknown {
+    return this.definitions.get(workflowType)?.input_schema;
+  }
+
+  private view(organizationUuid: string, row: VersionRow, createdAt: Date, updatedAt: Date) {
+    const def = this.definitionOf(organizationUuid, row);
+    return {
+      composition_uuid: row.compositionUuid,
+      name: row.name,
+      version: row.version,
+      workflow_type: def.workflow_type,
+      exposed_to_end_users: row.exposedToEndUsers,
+      steps: row.steps,
+      input_schema: this.inputSchema(def.workflow_type),
+      created_at: createdAt.toISOString(),
+      updated_at: updatedAt.toISOString(),
+    };
+  }
+}
+
+function versionOf(row: VersionRow): CompositionVersion {
+  return {
+    composition_uuid: row.compositionUuid,
+    version: row.version,
+    name: row.name,
+    exposed_to_end_users: row.exposedToEndUsers,
+    plan: row.plan as Plan,
+  };
+}

@@ -1,0 +1,17 @@
+import { Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
+import { Public } from '../auth/principal';
+import type { IngressRequest } from './ingress-body';
+import { IngressService } from './ingress.service';
+
+/** Public: whoever knows an endpoint's unguessable id may post to it, as webhook senders do. */
+@Controller('hooks/r')
+export class IngressController {
+  constructor(private readonly ingress: IngressService) {}
+
+  @Public()
+  @Post(':endpoint_uuid')
+  @HttpCode(202)
+  receive(@Param('endpoint_uuid') endpointUuid: string, @Req() req: IngressRequest) {
+    return this.ingress.receive(endpointUuid, req.rawBody ?? Buffer.alloc(0), req.headers);
+  }
+}

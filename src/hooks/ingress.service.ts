@@ -1,0 +1,59 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { HookStore } from '../../activities/hooks/store';
+import type { Principal } from '../auth/principal';
+import { notFound, validationFailed } from '../common/api-error';
+import { HOOKS, LOGGER } from '../common/di';
+import { loggableError } from '../common/loggable-error';
+import type { Logger } from '../logger';
+import { RunsService } from '../runs/runs.service';
+import { REPLAY_TYPE } from './hooks.service';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Headers kept with an event: what a receiver needs to interpret the body, never credentials or cookies. */
+const KEPT_HEADERS = ['content-type', 'user-agent', 'idempotency-key', 'x-request-id', 'webhook-id', 'webhook-timestamp'];
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Starts the event's delivery as its organization would: the run shows in that organization's list. */
+const ingressPrincipal = (organizationUuid: string): Principal => ({
+  user_id: 'hook-ingress',
+  organization_uuid: organizationUuid,
+  username: 'hook-ingress',
+  token_type: 'org_member',
+  principal_type: 'api_token',
+});
+
+@Injectable()
+export class IngressService {
+  constructor(
+    @Inject(HOOKS) private readonly store: HookStore,
+    @Inject(LOGGER) private readonly log: Logger,
+    private readonly runs: RunsService,
+  ) {}
+
+  /**
+   * Stores the event, then starts its delivery. The answer waits for the insert only: a delivery
+   * that could not be started leaves the event pending, to be replayed (POST …/replay).
+   */
+  async receive(endpointUuid: string, body: Buffer, headers: IncomingHttpHeaders): Promise<{ event_uuid: string }> {
+    const endpoint = UUID.test(endpointUuid) ? await this.store.activeEndpoint(endpointUuid.toLowerCase()) : undefined;
+    if (!endpoint) throw notFound(`endpoint ${endpointUuid}`);
+    let text: string;
+    try {
+      text = strictUtf8.decode(body);
+    } catch {
+      throw validationFailed([{ field: 'body', rule: 'utf8', message: 'must be UTF-8 text' }]);
+    }
+    if (text.includes('\u0000')) throw validationFailed([{ field: 'body', rule: 'no_nul', message: 'must not contain NUL characters' }]);
+    const kept = Object.fromEntries(KEPT_HEADERS.flatMap((h) => (typeof headers[h] === 'string' ? [[h, headers[h] as string]] : [])));
+    const event = await this.store.insertEvent(endpoint, text, kept);
+    try {
+      await this.runs.start(ingressPrincipal(endpoint.organizationUuid), { workflow_type: REPLAY_TYPE, initial_data: { event_uuid: event.eventUuid } });
+    } catch (err) {
+      this.log.warn({ err: loggableError(err), event_uuid: event.eventUuid, organization_uuid: endpoint.organizationUuid }, 'hook delivery not started; the event stays pending');
+    }
+    return { event_uuid: event.eventUuid };
+  }
+}

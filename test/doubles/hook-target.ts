@@ -1,0 +1,71 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * The receiver's side of `Webhook-Signature: t=<unix>,v1=<hex>`, as the README shows it: the
+ * HMAC-SHA256 of "<t>.<raw body>" under the signing secret, compared in constant time, with the
+ * timestamp within a tolerance so an old delivery cannot be replayed.
+ */
+export function verifyWebhookSignature(secret: string, header: string | undefined, rawBody: string, toleranceSeconds = 300): boolean {
+  const parts = Object.fromEntries((header ?? '').split(',').map((p) => p.split('=', 2) as [string, string]));
+  const t = Number(parts.t);
+  if (!Number.isInteger(t) || !parts.v1 || Math.abs(Date.now() / 1000 - t) > toleranceSeconds) return false;
+  const expected = createHmac('sha256', secret).update(`${t}.${rawBody}`).digest();
+  const given = Buffer.from(parts.v1, 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+export interface TargetRequest {
+  path: string;
+  method: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  /** Against the secret the test registered for the path; null when it registered none. */
+  signature_valid: boolean | null;
+  at: number;
+}
+
+/**
+ * A loopback webhook receiver. Each path answers as the test set it (`answer(path, ...statuses)`:
+ * the statuses in turn, the last one from then on; 200 by default; `'hang'` never answers) and
+ * verifies signatures with the secret registered for it (`trust(path, secret)`).
+ */
+export async function startHookTarget(host = '127.0.0.2') {
+  const requests: TargetRequest[] = [];
+  const answers = new Map<string, Array<number | 'hang'>>();
+  const secrets = new Map<string, string>();
+  const hanging = new Set<http.ServerResponse>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const path = new URL(req.url ?? '/', 'http://target').pathname;
+      const body = Buffer.concat(chunks).toString('utf8');
+      const secret = secrets.get(path);
+      const signature = req.headers['webhook-signature'] as string | undefined;
+      requests.push({ path, method: req.method ?? '', headers: req.headers, body, signature_valid: secret === undefined ? null : verifyWebhookSignature(secret, signature, body), at: Date.now() });
+      const queue = answers.get(path) ?? [200];
+      const answer = queue.length > 1 ? queue.shift()! : queue[0];
+      if (answer === 'hang') return void hanging.add(res);
+      if (answer >= 300 && answer < 400) return void res.writeHead(answer, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+      res.writeHead(answer, { 'content-type': 'application/json' }).end(JSON.stringify({ received: answer < 300 }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, host, r));
+  const url = `http://${host}:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    requests,
+    answer: (path: string, ...statuses: Array<number | 'hang'>) => void answers.set(path, statuses),
+    trust: (path: string, secret: string) => void secrets.set(path, secret),
+    to: (path: string) => requests.filter((r) => r.path === path),
+    close: async () => {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+export type HookTarget = Awaited<ReturnType<typeof startHookTarget>>;

@@ -1,0 +1,184 @@
+import { z } from 'zod';
+import { compileComposition } from '../../src/compositions/compile';
+import { compositionBodySchema, type CompositionStep } from '../../src/compositions/composition-body';
+import { compositionDefinition } from '../../workflows/composition/definition';
+import { composedType, parseComposedType, type Plan } from '../../workflows/composition/plan';
+import { findDefinition } from '../../workflows/registry';
+import { ANY_STATE, defineWorkflow, failureFields } from '../../workflows/runtime/definition';
+
+const RESOURCES = 'esign.resources.get-resource-information';
+const DELETE = 'esign.authorizations.delete-user-authorization';
+const ENDPOINTS = 'dbhost.endpoints.list';
+
+const testType = (workflow_type: string, input: z.ZodObject, output: z.ZodObject) => defineWorkflow({
+  workflow_type,
+  version: '1.0',
+  kind: 'Atomic',
+  description: workflow_type,
+  input,
+  output,
+  states: { pending: { initial: true, auto_advance: 'execute' }, completed: { terminal: true, success: true }, failed: { terminal: true } },
+  transitions: [
+    { from: 'pending', action: 'execute', to: 'completed' },
+    { from: ANY_STATE, action: 'fail', to: 'failed' },
+  ],
+  exposed_to_end_users: false,
+  prerequisites: [],
+  secret_fields: [],
+  outbound_url_fields: [],
+  failure_stamp: 'failed_at',
+  actions: {},
+});
+/** A type naming what a route step should run, as payments.webhooks.receive does. */
+const classifier = testType(
+  'test.classify',
+  z.strictObject({ payload: z.string() }),
+  z.object({ route_workflow_type: z.string().nullable().optional(), customer_id: z.string().optional(), ...failureFields }),
+);
+const counter = testType('test.count', z.strictObject({ count: z.number() }), z.object({ ...failureFields }));
+const lookup = (t: string) => [classifier, counter].find((d) => d.workflow_type === t) ?? findDefinition(t);
+
+const steps = (list: unknown[]) => compositionBodySchema.parse({ name: 'n', steps: list }).steps;
+const compile = (list: unknown[]) => compileComposition(steps(list), lookup);
+const problemsOf = (list: unknown[]) => {
+  const result = compile(list);
+  if (!('problems' in result)) throw new Error('expected problems');
+  return result.problems.map((p) => ({ field: p.field, rule: p.rule }));
+};
+const planOf = (list: unknown[]): Plan => {
+  const result = compile(list);
+  if ('problems' in result) throw new Error(JSON.stringify(result.problems));
+  return result.plan;
+};
+
+const info = (inputs: Record<string, unknown> = {}) => ({
+  id: 'info',
+  workflow_type: RESOURCES,
+  inputs: { base_url: { from: 'input', name: 'base_url' }, api_token: { from: 'input', name: 'api_token' }, ...inputs },
+});
+const del = (inputs: Record<string, unknown> = {}) => ({
+  id: 'remove',
+  workflow_type: DELETE,
+  inputs: {
+    base_url: { from: 'step', step: 'info', field: 'base_url' },
+    api_token: { from: 'input', name: 'api_token' },
+    accountid: { const: '4711' },
+    userid: { from: 'input', name: 'userid' },
+    authorizationid: { from: 'input', name: 'authorizationid' },
+    ...inputs,
+  },
+});
+
+describe('compileComposition', () => {
+  it('compiles valid steps into layers in the given order', () => {
+    const plan = planOf([info(), del()]);
+    expect(plan.layers.map((l) => [l.layer, l.step, l.workflow_type])).toEqual([
+      ['01_info', 'info', RESOURCES],
+      ['02_remove', 'remove', DELETE],
+    ]);
+    expect(plan.layers[1].inputs.accountid).toEqual({ const: '4711' });
+  });
+
+  it('orders a step after the steps it takes outputs from, even when listed before them', () => {
+    const plan = planOf([del(), info()]);
+    expect(plan.layers.map((l) => l.step)).toEqual(['info', 'remove']);
+  });
+
+  it.each([
+    ['an unknown type', [{ id: 'a', workflow_type: 'no.such.type', inputs: {} }], 'steps.0.workflow_type', 'unknown_type'],
+    ['a composed type as a step', [{ id: 'a', workflow_type: composedType('0b7c6a3e-8d1f-4c2a-9e5b-1a2b3c4d5e6f', 1), inputs: {} }], 'steps.0.workflow_type', 'unknown_type'],
+    ['a mapping onto a field the type lacks', [info({ colour: { const: 'red' } })], 'steps.0.inputs.colour', 'unknown_field'],
+    ['a mapping from an output the step lacks', [info(), del({ userid: { from: 'step', step: 'info', field: 'nope' } })], 'steps.1.inputs.userid', 'unknown_field'],
+    ['a mapping from an unknown step', [info(), del({ userid: { from: 'step', step: 'ghost', field: 'x' } })], 'steps.1.inputs.userid', 'unknown_step'],
+    ['an array output into a string input', [{ id: 'eps', workflow_type: ENDPOINTS, inputs: { connection_uuid: { from: 'input', name: 'c' }, dbhost_project_id: { from: 'input', name: 'p' } } }, info(), del({ userid: { from: 'step', step: 'eps', field: 'endpoints' } })], 'steps.2.inputs.userid', 'type_mismatch'],
+    ['a constant of the wrong type', [info(), del({ accountid: { const: 4711 } })], 'steps.1.inputs.accountid', 'type_mismatch'],
+    ['a constant failing the field rule', [info(), del({ accountid: { const: 'not-an-account' } })], 'steps.1.inputs.accountid', 'type_mismatch'],
+    ['a secret as a constant', [info({ api_token: { const: 'tok' } })], 'steps.0.inputs.api_token', 'secret_const'],
+    ['a required field left unmapped', [info(), del({ userid: undefined })], 'steps.1.inputs.userid', 'required'],
+    ['two steps with one id', [info(), { ...info(), workflow_type: RESOURCES }], 'steps.1.id', 'unique'],
+    ['a route step with nothing before it', [{ id: 'r', workflow_type: 'route', inputs: {} }], 'steps.0.workflow_type', 'no_route_source'],
+    ['a route step after steps that name no route', [info(), { id: 'r', workflow_type: 'route', inputs: {} }], 'steps.1.workflow_type', 'no_route_source'],
+  ])('refuses %s, naming the step and field', (_what, list, field, rule) => {
+    const cleaned = JSON.parse(JSON.stringify(list));
+    expect(problemsOf(cleaned)).toContainEqual({ field, rule });
+  });
+
+  it('names the step in every message', () => {
+    const result = compile([info(), del({ accountid: { const: 4711 } })]);
+    expect('problems' in result && result.problems[0].message).toMatch(/^step remove: /);
+  });
+
+  it('refuses a cycle at the mapping that closes it', () => {
+    const a = { id: 'a', workflow_type: RESOURCES, inputs: { base_url: { from: 'step', step: 'b', field: 'base_url' } } };
+    const b = { id: 'b', workflow_type: RESOURCES, inputs: { base_url: { from: 'step', step: 'a', field: 'base_url' } } };
+    const problems = compile([a, b]);
+    expect('problems' in problems && problems.problems).toEqual([
+      expect.objectContaining({ rule: 'cycle', message: expect.stringMatching(/cycle \((a → b → a|b → a → b)\)/) }),
+    ]);
+    expect(problemsOf([{ ...a, inputs: { base_url: { from: 'step', step: 'a', field: 'base_url' } } }])).toEqual([{ field: 'steps.0.inputs.base_url', rule: 'cycle' }]);
+  });
+
+  it('refuses one input feeding fields of different types', () => {
+    const a = { id: 'a', workflow_type: classifier.workflow_type, inputs: { payload: { from: 'input', name: 'x' } } };
+    const b = { id: 'b', workflow_type: counter.workflow_type, inputs: { count: { from: 'input', name: 'x' } } };
+    expect(problemsOf([a, b])).toEqual([{ field: 'steps.1.inputs.count', rule: 'type_mismatch' }]);
+    expect(planOf([a, { ...b, inputs: { count: { from: 'input', name: 'y' } } }]).layers).toHaveLength(2);
+  });
+
+  it('routes from the nearest earlier step declaring route_workflow_type, and accepts any mapping from it', () => {
+    const classify = { id: 'classify', workflow_type: classifier.workflow_type, inputs: { payload: { from: 'input', name: 'payload' } } };
+    const plan = planOf([classify, { id: 'then', workflow_type: 'route', inputs: { subject: { from: 'step', step: 'classify', field: 'customer_id' } } }]);
+    expect(plan.layers.map((l) => [l.step, l.workflow_type])).toEqual([
+      ['classify', classifier.workflow_type],
+      ['then', 'route'],
+    ]);
+  });
+});
+
+describe('composed type definition', () => {
+  const version = (plan: Plan) => ({ composition_uuid: '0b7c6a3e-8d1f-4c2a-9e5b-1a2b3c4d5e6f', version: 2, name: 'cleanup', exposed_to_end_users: true, plan });
+  const def = compositionDefinition(version(planOf([info(), del()])), lookup);
+
+  it('is named virtual.<uuid>@N, kind Dag, one running state per step', () => {
+    expect(def.workflow_type).toBe('virtual.0b7c6a3e-8d1f-4c2a-9e5b-1a2b3c4d5e6f@2');
+    expect(parseComposedType(def.workflow_type)).toEqual({ composition_uuid: '0b7c6a3e-8d1f-4c2a-9e5b-1a2b3c4d5e6f', version: 2 });
+    expect(parseComposedType('virtual.nope@1')).toBeUndefined();
+    expect(def.kind).toBe('Dag');
+    expect(def.exposed_to_end_users).toBe(true);
+    expect(Object.keys(def.states)).toEqual(expect.arrayContaining(['pending', 'running_info', 'running_remove', 'completed', 'failed']));
+  });
+
+  it('takes its free inputs only; a bound field is refused as such', () => {
+    const ok = def.input.safeParse({ base_url: 'https://esign.example.com/api', api_token: 't', userid: 'u', authorizationid: 'a' });
+    expect(ok.success).toBe(true);
+    const bound = def.input.safeParse({ base_url: 'https://esign.example.com/api', userid: 'u', authorizationid: 'a', accountid: '1' });
+    expect(bound.success).toBe(false);
+    expect(bound.error!.issues).toEqual([expect.objectContaining({ path: ['accountid'], params: { rule: 'bound_input' } })]);
+    const unknown = def.input.safeParse({ base_url: 'https://esign.example.com/api', userid: 'u', authorizationid: 'a', colour: 1 });
+    expect(unknown.error!.issues[0].code).toBe('unrecognized_keys');
+    expect(def.input.safeParse({ api_token: 't' }).success).toBe(false);
+  });
+
+  it('keeps a secret input secret and checks a URL input against the outbound policy', () => {
+    expect(def.secret_fields).toEqual(['api_token']);
+    expect(def.outbound_url_fields).toEqual(['base_url']);
+  });
+});
+
+describe('composition body', () => {
+  it.each([
+    [{ name: 'n', steps: [] }, 'steps'],
+    [{ name: ' ', steps: [info()] }, 'name'],
+    [{ name: 'n', steps: [{ ...info(), id: 'has space' }] }, 'steps.0.id'],
+    [{ name: 'n', steps: [info({ base_url: { from: 'elsewhere' } })] }, 'steps.0.inputs.base_url'],
+  ])('refuses %j at %s', (body, field) => {
+    const parsed = compositionBodySchema.safeParse(body);
+    expect(parsed.success).toBe(false);
+    expect(parsed.error!.issues.map((i) => i.path.join('.'))).toContain(field);
+  });
+
+  it('keeps the steps as given', () => {
+    const step: CompositionStep = steps([info()])[0];
+    expect(step.inputs.base_url).toEqual({ from: 'input', name: 'base_url' });
+  });
+});

@@ -1,0 +1,51 @@
+import { dagOutput, defineDag } from '../runtime/dag';
+import type { EngineWorkflowInput } from '../runtime/contract';
+import type { WorkflowDefinition } from '../runtime/definition';
+import { compositionFieldRoles, compositionInputSchema, composedType, type DefinitionLookup, type Plan } from './plan';
+
+export interface CompositionVersion {
+  composition_uuid: string;
+  version: number;
+  name: string;
+  exposed_to_end_users: boolean;
+  plan: Plan;
+}
+
+/**
+ * The one Temporal workflow type every composed run executes under (Temporal type names are
+ * static); the engine's workflow_type (projection, search attributes, memo, API) is
+ * virtual.<uuid>@N. Its input carries the version it runs, so a later PUT never reaches it.
+ */
+export const COMPOSED_WORKFLOW = 'virtual';
+
+export interface ComposedRunInput extends EngineWorkflowInput {
+  composition: CompositionVersion;
+}
+
+export type ComposedDefinition = WorkflowDefinition & { composition: CompositionVersion };
+
+/** A composed type as the engine sees it: a Dag derived from its plan and the built-in types. */
+export function compositionDefinition(version: CompositionVersion, lookup: DefinitionLookup): ComposedDefinition {
+  const { input, freeOnly, free } = compositionInputSchema(version.plan, lookup);
+  const { connection_url_fields, ...roles } = compositionFieldRoles(free, lookup);
+  const def = defineDag({
+    workflow_type: composedType(version.composition_uuid, version.version),
+    version: String(version.version),
+    description: version.name,
+    input,
+    output: dagOutput(version.plan, freeOnly.partial().shape),
+    plan: version.plan,
+    exposed_to_end_users: version.exposed_to_end_users,
+    ...roles,
+    resolveDefinition: lookup,
+  });
+  return { ...def, connection_url_fields, composition: version };
+}
+
+/** The Temporal workflow type and argument that run a definition: a composed one under COMPOSED_WORKFLOW, with its version. */
+export function temporalStart(def: WorkflowDefinition, input: EngineWorkflowInput): { workflowType: string; args: [EngineWorkflowInput] } {
+  const composition = (def as Partial<ComposedDefinition>).composition;
+  if (!composition) return { workflowType: def.workflow_type, args: [input] };
+  const composed: ComposedRunInput = { ...input, composition };
+  return { workflowType: COMPOSED_WORKFLOW, args: [composed] };
+}

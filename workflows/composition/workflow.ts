@@ -1,0 +1,33 @@
+import { ApplicationFailure } from '@temporalio/workflow';
+import { z } from 'zod';
+import { findDefinition } from '../registry';
+import { dagPlanSchema } from '../runtime/dag-plan';
+import type { RunData } from '../runtime/definition';
+import { runDefinition } from '../runtime/engine';
+import { COMPOSED_WORKFLOW, compositionDefinition, type ComposedRunInput } from './definition';
+
+const compositionSchema = z.object({
+  composition_uuid: z.uuid(),
+  version: z.int().min(1),
+  name: z.string(),
+  exposed_to_end_users: z.boolean(),
+  plan: dagPlanSchema,
+});
+
+/**
+ * Every composed run: the Dag of the composition version its input carries, run by the engine
+ * like any definition. An input without a well-formed version (a direct start) fails at once,
+ * before the definition is built: a definition that cannot be built would fail every workflow task.
+ */
+export async function composedWorkflow(input: ComposedRunInput): Promise<RunData> {
+  const parsed = compositionSchema.safeParse(input?.composition);
+  if (!parsed.success) throw ApplicationFailure.nonRetryable(`composition: ${z.prettifyError(parsed.error)}`, 'invalid_input');
+  let def;
+  try {
+    def = compositionDefinition(parsed.data, findDefinition);
+  } catch (err) {
+    throw ApplicationFailure.nonRetryable(`composition: ${(err as Error).message}`, 'invalid_input');
+  }
+  return runDefinition(def, input);
+}
+Object.defineProperty(composedWorkflow, 'name', { value: COMPOSED_WORKFLOW });

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import type { RunData } from './definition';
+
+/**
+ * A Dag's plan is plain JSON, so a plan stored in the database (a composition) runs on the
+ * same runtime as one declared in a definition file. Parse stored plans with `dagPlanSchema`.
+ */
+
+/** Where one input field of a layer's child comes from. */
+export const inputMappingSchema = z.union([
+  z.strictObject({ from: z.literal('input'), name: z.string().min(1) }),
+  z.strictObject({ from: z.literal('step'), step: z.string().min(1), field: z.string().min(1) }),
+  z.strictObject({ const: z.unknown() }),
+]);
+export type InputMapping = z.output<typeof inputMappingSchema>;
+
+const inputMappings = z.record(z.string(), inputMappingSchema);
+
+/** The workflow_type of a layer that runs the type named by the nearest earlier step's `route_workflow_type` output. */
+export const ROUTE = 'route';
+
+const STEP_NAME = /^[a-z][a-z0-9_]{0,62}$/;
+
+export const dagLayerSchema = z.strictObject({
+  layer: z.string().min(1).max(100),
+  step: z.string().regex(STEP_NAME, 'lower-case letters, digits and _, starting with a letter, at most 63'),
+  workflow_type: z.string().min(1).max(200),
+  inputs: inputMappings,
+  compensation: z.strictObject({ workflow_type: z.string().min(1).max(200), inputs: inputMappings }).optional(),
+});
+export type DagLayer = z.output<typeof dagLayerSchema>;
+
+export const dagPlanSchema = z.strictObject({
+  layers: z
+    .array(dagLayerSchema)
+    .min(1)
+    .refine((layers) => new Set(layers.map((l) => l.step)).size === layers.length, 'step names must be unique'),
+});
+export type DagPlan = z.output<typeof dagPlanSchema>;
+
+/** The route output a `route` layer reads. */
+export const ROUTE_OUTPUT = 'route_workflow_type';
+
+/** One layer's child id: stable across replays and retries of the parent. */
+export const childWorkflowId = (parentWorkflowId: string, step: string) => `${parentWorkflowId}.${step}`;
+export const compensationWorkflowId = (parentWorkflowId: string, step: string) => `${parentWorkflowId}.${step}.compensation`;
+
+/** The parent state while a layer's child runs. */
+export const runningState = (step: string) => `running_${step}`;
+
+/** A mapping's value from the parent's data; undefined leaves the child's field to its default. */
+export function mappedValue(mapping: InputMapping, data: RunData): unknown {
+  if ('const' in mapping) return mapping.const;
+  if (mapping.from === 'input') return data[mapping.name];
+  const output = data[mapping.step];
+  return output && typeof output === 'object' ? (output as RunData)[mapping.field] : undefined;
+}
+
+export function mappedInputs(mappings: Record<string, InputMapping>, data: RunData): RunData {
+  const built: RunData = {};
+  for (const [field, mapping] of Object.entries(mappings)) {
+    const value = mappedValue(mapping, data);
+    if (value !== undefined) built[field] = value;
+  }
+  return built;
+}
+
+/**
+ * The type a route layer runs: the nearest earlier step with a `route_workflow_type` output
+ * names it (null: the layer is skipped). Undefined when no earlier step routes.
+ */
+export function routeOf(plan: DagPlan, index: number, data: RunData): { type: string | null; from: string } | undefined {
+  for (let j = index - 1; j >= 0; j--) {
+    const step = plan.layers[j].step;
+    const output = data[step];
+    if (output && typeof output === 'object' && ROUTE_OUTPUT in output) {
+      const named = (output as RunData)[ROUTE_OUTPUT];
+      return { type: typeof named === 'string' && named ? named : null, from: step };
+    }
+  }
+  return undefined;
+}
