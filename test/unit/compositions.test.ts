@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { compileComposition } from '../../src/compositions/compile';
 import { compositionBodySchema, type CompositionStep } from '../../src/compositions/composition-body';
-import { compositionDefinition } from '../../workflows/composition/definition';
+import { COMPOSED_WORKFLOW, compositionDefinition, temporalStart } from '../../workflows/composition/definition';
 import { composedType, parseComposedType, type Plan } from '../../workflows/composition/plan';
 import { findDefinition } from '../../workflows/registry';
 import { ANY_STATE, defineWorkflow, failureFields } from '../../workflows/runtime/definition';
@@ -97,6 +97,8 @@ describe('compileComposition', () => {
     ['a required field left unmapped', [info(), del({ userid: undefined })], 'steps.1.inputs.userid', 'required'],
     ['two steps with one id', [info(), { ...info(), workflow_type: RESOURCES }], 'steps.1.id', 'unique'],
     ['a route step with nothing before it', [{ id: 'r', workflow_type: 'route', inputs: {} }], 'steps.0.workflow_type', 'no_route_source'],
+    ['a step id every composed run uses as an output', [{ ...info(), id: 'summary' }], 'steps.0.id', 'reserved'],
+    ['a free input named like an output of every composed run', [info({ api_token: { from: 'input', name: 'status' } })], 'steps.0.inputs.api_token', 'reserved'],
     ['a route step after steps that name no route', [info(), { id: 'r', workflow_type: 'route', inputs: {} }], 'steps.1.workflow_type', 'no_route_source'],
   ])('refuses %s, naming the step and field', (_what, list, field, rule) => {
     const cleaned = JSON.parse(JSON.stringify(list));
@@ -162,6 +164,20 @@ describe('composed type definition', () => {
   it('keeps a secret input secret and checks a URL input against the outbound policy', () => {
     expect(def.secret_fields).toEqual(['api_token']);
     expect(def.outbound_url_fields).toEqual(['base_url']);
+  });
+
+  it("needs what its steps' types need", () => {
+    expect(def.prerequisites).toEqual([]);
+    const eps = { id: 'eps', workflow_type: ENDPOINTS, inputs: { connection_uuid: { from: 'input', name: 'c' }, dbhost_project_id: { from: 'input', name: 'p' } } };
+    const withDbhost = compositionDefinition(version(planOf([eps, { ...eps, id: 'again' }])), lookup);
+    expect(withDbhost.prerequisites.map((p) => p.plugin)).toEqual(['dbhost']);
+  });
+
+  it('starts under the one composed Temporal type with its version; a built-in type under its own name', () => {
+    const input = { organization_uuid: 'org_x', initial_data: { userid: 'u' } };
+    expect(temporalStart(def, input)).toEqual({ workflowType: COMPOSED_WORKFLOW, args: [{ ...input, composition: def.composition }] });
+    expect(def.composition.plan.layers.map((l) => l.step)).toEqual(['info', 'remove']);
+    expect(temporalStart(findDefinition(RESOURCES)!, input)).toEqual({ workflowType: RESOURCES, args: [input] });
   });
 });
 
