@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { compileComposition } from '../../src/compositions/compile';
 import { compositionBodySchema, type CompositionStep } from '../../src/compositions/composition-body';
+import { buildOpenApiDocument } from '../../src/openapi/document';
 import { COMPOSED_WORKFLOW, compositionDefinition, temporalStart } from '../../workflows/composition/definition';
 import { composedType, parseComposedType, type Plan } from '../../workflows/composition/plan';
 import { findDefinition } from '../../workflows/registry';
@@ -196,5 +197,19 @@ describe('composition body', () => {
   it('keeps the steps as given', () => {
     const step: CompositionStep = steps([info()])[0];
     expect(step.inputs.base_url).toEqual({ from: 'input', name: 'base_url' });
+  });
+});
+
+describe('OpenAPI document', () => {
+  const doc = buildOpenApiDocument() as any;
+
+  it('documents the composition routes and starts of composed types', () => {
+    expect(Object.keys(doc.paths['/api/compositions'])).toEqual(['get', 'post']);
+    expect(Object.keys(doc.paths['/api/compositions/{uuid}'])).toEqual(['get', 'put']);
+    expect(Object.keys(doc.paths['/api/compositions'].post.responses)).toEqual(expect.arrayContaining(['201', '422']));
+    expect(Object.keys(doc.paths['/api/compositions/{uuid}'].put.responses)).toEqual(expect.arrayContaining(['200', '404', '422']));
+    const bodies = doc.paths['/api/workflows/start'].post.requestBody.content['application/json'].schema.oneOf;
+    const composed = bodies.find((b: { title: string }) => b.title.startsWith('virtual.'));
+    expect(new RegExp(composed.properties.workflow_type.pattern).test(composedType('0b7c6a3e-8d1f-4c2a-9e5b-1a2b3c4d5e6f', 12))).toBe(true);
   });
 });
