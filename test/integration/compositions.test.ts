@@ -292,4 +292,14 @@ describe('composed runs', () => {
       await api(`/api/schedules/${scheduleId}`, { method: 'DELETE' });
     }
   });
+
+  it('a cancel reaches the running step: the composed run and its child end CANCELLED', async () => {
+    const { workflow_type } = await createComposition();
+    const id = await startRun(workflow_type, runInput('hang'));
+    await waitForState(id, 'RUNNING_REMOVE');
+    const cancel = await api(`/api/workflows/${id}/cancel`, { method: 'POST' });
+    expect(cancel.status).toBe(202);
+    expect(await waitForTerminal(id)).toMatchObject({ status: 'CANCELLED' });
+    expect(await waitForTerminal(`${id}.remove`)).toMatchObject({ workflow_type: DELETE, status: 'CANCELLED' });
+  });
 });
