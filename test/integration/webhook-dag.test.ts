@@ -1,5 +1,5 @@
 import { type HookTarget, startHookTarget } from '../doubles/hook-target';
-import { api, stackEnv, uniqueId, waitForState, waitForTerminal } from '../support/api';
+import { api, control, stackEnv, uniqueId, waitForState, waitForTerminal } from '../support/api';
 import { waitFor } from '../support/ports';
 
 /**
@@ -9,7 +9,8 @@ import { waitFor } from '../support/ports';
  * organization binding. The target is a loopback receiver that verifies the signature.
  */
 
-jest.setTimeout(90_000);
+// A worker killed with a layer's activity in flight retries it after the hook activities' 30 s start-to-close timeout.
+jest.setTimeout(150_000);
 
 const TYPE = 'webhook.endpoint.create-verify-and-replay';
 const STEPS = ['hook_create_redirect', 'hook_receive_webhook', 'hook_replay_event', 'hook_acknowledge_event', 'hook_expire_pending_events'];
@@ -236,5 +237,39 @@ describe('webhook.endpoint.create-verify-and-replay', () => {
     const missing = await start({ target_url: initial.target_url });
     expect(missing.status).toBe(422);
     expect(JSON.stringify(missing.body)).toContain('initial_data.organization_uuid');
+  });
+});
+
+describe('a worker killed between layers', () => {
+  let down = false;
+  afterAll(async () => {
+    // Whatever happened, leave the stack running for the suites after this one.
+    if (down) await control('start');
+  });
+
+  it('loses nothing: the run completes, each layer ran once, one endpoint, contiguous history', async () => {
+    const path = targetPath(200);
+    const initial = inputs(path);
+    const id = (await start(initial)).body.workflow_id;
+    await waitForState(id, 'RUNNING_HOOK_RECEIVE_WEBHOOK');
+    await control('kill');
+    down = true;
+    await control('start');
+    down = false;
+
+    const run = await waitForTerminal(id, stackEnv.tokenA, 120_000);
+    expect(run).toMatchObject({ status: 'COMPLETED', attempt: 1, state_data: { status: 'succeeded' } });
+    const transitions = await history(id);
+    expect(transitions.map((t) => t.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(transitions.map((t) => t.to).at(-1)).toBe('COMPLETED');
+    for (const step of STEPS) {
+      const child = await api(`/api/workflows/${id}.${step}`);
+      expect(child.body).toMatchObject({ status: 'COMPLETED', attempt: 1 });
+      expect((await history(`${id}.${step}`)).map((t) => t.seq)).toEqual([1]);
+    }
+    expect(await endpointsNamed(initial.endpoint_name)).toHaveLength(1);
+    const eventUuid = run.state_data.hook_receive_webhook.event_uuid;
+    expect((await api(`/api/hooks/endpoints/${run.state_data.resource_refs.endpoint_uuid}/events`)).body.events.map((e: any) => e.event_uuid)).toEqual([eventUuid]);
+    expect(target.to(path).every((r) => r.signature_valid === true)).toBe(true);
   });
 });
