@@ -1,5 +1,5 @@
 import { type HookTarget, startHookTarget } from '../doubles/hook-target';
-import { api, control, stackEnv, uniqueId, waitForState, waitForTerminal } from '../support/api';
+import { api, control, readStream, stackEnv, uniqueId, waitForState, waitForTerminal } from '../support/api';
 import { waitFor } from '../support/ports';
 
 /**
@@ -128,6 +128,8 @@ describe('webhook.endpoint.create-verify-and-replay', () => {
       expect(child.status).toBe(200);
       expect(child.body).toMatchObject({ status: 'COMPLETED', workflow_type: `hook.${step.slice(5).replace(/_/g, '-')}` });
     }
+    const stream = await readStream(id, { timeoutMs: 10_000 });
+    expect(stream.events.map((e) => e.event)).toEqual([...transitions.map(() => 'transition'), 'completed']);
     const listed = await api(`/api/workflows?workflow_type=hook.replay-event&limit=100`);
     expect(JSON.stringify(listed.body)).toContain(`${id}.hook_replay_event`);
     // Another organization sees neither the parent nor its children.
@@ -212,6 +214,14 @@ describe('webhook.endpoint.create-verify-and-replay', () => {
 
     const badRef = await waitForTerminal((await start({ ...initial, secret_ref: `${secretRef.split('/')[0]}/no_such_secret` })).body.workflow_id);
     expect(badRef).toMatchObject({ status: 'FAILED', state_data: { failure_type: 'secret_ref_not_found', failed_step: 'validate' } });
+    // A name that resolves to loopback passes the API's literal check; the worker resolves it and refuses.
+    const inward = await waitForTerminal((await start({ ...initial, target_url: 'https://localhost/hook' })).body.workflow_id);
+    expect(inward).toMatchObject({ status: 'FAILED', state_data: { failure_type: 'target_url_refused', failed_step: 'validate' } });
+    expect(inward.state_data.failure_reason).toContain('non-public address');
+    const literal = await start({ ...initial, target_url: 'https://169.254.169.254/latest' });
+    expect(literal.status).toBe(422);
+    expect(literal.body.error.details).toEqual([expect.objectContaining({ field: 'initial_data.target_url', rule: 'outbound_policy' })]);
+    expect(await endpointsNamed(initial.endpoint_name)).toHaveLength(0);
   });
 
   it('idempotency_key: the same key in the same organization returns the first run', async () => {
