@@ -6,7 +6,7 @@ import { destinationRefusal, type OutboundAllowList } from './outbound-allow';
 /** Resolves a host name to every address it has; tests pass a stub resolver instead of DNS. */
 export type Resolve = (hostname: string) => Promise<Array<{ address: string }>>;
 
-const systemResolve: Resolve = (hostname) => dnsLookup(hostname, { all: true });
+export const systemResolve: Resolve = (hostname) => dnsLookup(hostname, { all: true });
 
 /** A connection the outbound policy refused; no socket was opened for it. */
 export class OutboundPolicyError extends Error {
@@ -20,7 +20,7 @@ const defaultPort = (protocol: string) => (protocol === 'https:' ? 443 : 80);
  * resolves to now. Every address of the answer is checked, so a name that mixes a public
  * address with an inward one is refused whichever one a connection would have picked.
  */
-async function checkedAddress(allow: OutboundAllowList, resolve: Resolve, options: { hostname: string; protocol: string; port: string }) {
+export async function checkedAddress(allow: OutboundAllowList, resolve: Resolve, options: { hostname: string; protocol: string; port: string }) {
   const host = options.hostname.toLowerCase().replace(/^\[|\]$/g, '');
   const port = Number(options.port) || defaultPort(options.protocol);
   const addresses = isIP(host) ? [host] : (await resolve(host)).map((a) => a.address);

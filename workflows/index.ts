@@ -14,6 +14,7 @@ import { receiveWebhook } from './hook-receive-webhook';
 import { replayEvent } from './hook-replay-event';
 import { makeWorkflow } from './runtime/engine';
 import { composedWorkflow } from './composition/workflow';
+import { webhookEndpointCreateVerifyAndReplay } from './webhook-endpoint-create-verify-and-replay';
 
 export type { EngineWorkflowInput } from './runtime/contract';
 export { TASK_QUEUE } from './constants';
@@ -27,6 +28,7 @@ export const hookReceiveWebhook = makeWorkflow(receiveWebhook);
 export const hookReplayEvent = makeWorkflow(replayEvent);
 export const hookAcknowledgeEvent = makeWorkflow(acknowledgeEvent);
 export const hookExpirePendingEvents = makeWorkflow(expirePendingEvents);
+export const webhookEndpointCreateVerifyAndReplayWorkflow = makeWorkflow(webhookEndpointCreateVerifyAndReplay);
 
 export {
   composedWorkflow as virtual,
@@ -39,4 +41,5 @@ export {
   hookReplayEvent as 'hook.replay-event',
   hookAcknowledgeEvent as 'hook.acknowledge-event',
   hookExpirePendingEvents as 'hook.expire-pending-events',
+  webhookEndpointCreateVerifyAndReplayWorkflow as 'webhook.endpoint.create-verify-and-replay',
 };

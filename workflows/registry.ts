@@ -8,6 +8,7 @@ import { expirePendingEvents } from './hook-expire-pending-events';
 import { receiveWebhook } from './hook-receive-webhook';
 import { replayEvent } from './hook-replay-event';
 import type { WorkflowDefinition } from './runtime/definition';
+import { webhookEndpointCreateVerifyAndReplay } from './webhook-endpoint-create-verify-and-replay';
 
 /** Every workflow type the engine runs. The catalog, the API and the worker all read this list. */
 export const definitions: readonly WorkflowDefinition[] = [
@@ -20,6 +21,7 @@ export const definitions: readonly WorkflowDefinition[] = [
   replayEvent,
   acknowledgeEvent,
   expirePendingEvents,
+  webhookEndpointCreateVerifyAndReplay,
 ];
 
 export function findDefinition(workflowType: string): WorkflowDefinition | undefined {

@@ -10,6 +10,7 @@ import type { ConnectionStore } from '../../activities/connections';
 import { createDbhostActivities } from '../../activities/dbhost';
 import { createEsignActivities } from '../../activities/esign';
 import { createHookActivities } from '../../activities/hooks/activities';
+import { createHookPlanCheckActivities } from '../../activities/hooks/plan-check';
 import type { HookStore } from '../../activities/hooks/store';
 import { organizationLogAttributes } from '../../activities/log-attributes';
 import { parseOutboundAllow } from '../../activities/outbound-allow';
@@ -79,6 +80,7 @@ export function workerActivities(config: AppConfig, database: DatabaseHandle, co
     ...createEsignActivities({ ...http, defaultApiToken: config.esignApiToken, defaultApiBaseUrl: config.esignApiBaseUrl, connections }),
     ...createDbhostActivities({ ...http, connections }),
     ...createHookActivities({ ...http, outboundAllow: config.outboundAllow, publicApiUrl: config.publicApiUrl, store: hooks, connections }),
+    ...createHookPlanCheckActivities({ allowHttpHosts: config.allowHttpHosts, outboundAllow: config.outboundAllow, publicApiUrl: config.publicApiUrl, store: hooks, connections }),
   };
 }
 

@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,6 +10,10 @@ import { Worker } from '@temporalio/worker';
 import { ConnectionStore } from '../../activities/connections';
 import { createDbhostActivities } from '../../activities/dbhost';
 import { createEsignActivities } from '../../activities/esign';
+import { createHookActivities } from '../../activities/hooks/activities';
+import { createHookPlanCheckActivities } from '../../activities/hooks/plan-check';
+import { HookStore } from '../../activities/hooks/store';
+import { parseOutboundAllow } from '../../activities/outbound-allow';
 import { createProjection } from '../../activities/projection';
 import { SecretBox } from '../../activities/secret-box';
 import { type DatabaseHandle, openDatabase, projectRoot } from '../../db/client';
@@ -17,7 +23,8 @@ import { findDefinition } from '../../workflows/registry';
 import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
 import { DBHOST_VALID_TOKEN, startDbhostDouble } from '../doubles/dbhost-double';
 import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
-import { dispatcherFor } from '../support/outbound';
+import { type HookTarget, startHookTarget } from '../doubles/hook-target';
+import { dispatcherFor, outboundAllowFor } from '../support/outbound';
 import { localEnv, testDataConverter } from '../support/temporal-test-env';
 
 /**
@@ -35,6 +42,9 @@ describe('record workflow histories', () => {
   let double: Awaited<ReturnType<typeof startEsignDouble>>;
   let dbhostDouble: Awaited<ReturnType<typeof startDbhostDouble>>;
   let connections: ConnectionStore;
+  let hookStore: HookStore;
+  let ingress: http.Server;
+  let hookTarget: HookTarget;
   let worker: Worker;
   let running: Promise<void>;
 
@@ -45,6 +55,11 @@ describe('record workflow histories', () => {
     double = await startEsignDouble();
     dbhostDouble = await startDbhostDouble();
     connections = new ConnectionStore(database.db, SecretBox.derive(randomBytes(32), 'connections'));
+    hookStore = new HookStore(database.db, SecretBox.derive(randomBytes(32), 'hook-secrets'));
+    ingress = await startIngress(hookStore);
+    hookTarget = await startHookTarget();
+    const publicApiUrl = `http://127.0.0.1:${(ingress.address() as AddressInfo).port}`;
+    const hookPolicy = { allowHttpHosts: ['127.0.0.1', '127.0.0.2'], outboundAllow: parseOutboundAllow(outboundAllowFor(hookTarget.url)), publicApiUrl };
     worker = await Worker.create({
       connection: env.nativeConnection,
       dataConverter: testDataConverter,
@@ -54,6 +69,8 @@ describe('record workflow histories', () => {
         ...createProjection(database.db),
         ...createEsignActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([double.url]) }),
         ...createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([dbhostDouble.url]), connections }),
+        ...createHookActivities({ ...hookPolicy, timeoutMs: 1_000, dispatcher: dispatcherFor([publicApiUrl, hookTarget.url]), store: hookStore, connections }),
+        ...createHookPlanCheckActivities({ ...hookPolicy, store: hookStore, connections }),
       },
     });
     running = worker.run();
@@ -65,9 +82,20 @@ describe('record workflow histories', () => {
     await running;
     await double?.close();
     await dbhostDouble?.close();
+    await hookTarget?.close();
+    ingress?.closeAllConnections();
+    await new Promise((r) => ingress?.close(r));
     await database?.close();
     await env?.teardown();
   });
+
+  /** Writes one execution's history as the Temporal CLI shows it (the format historyFromJSON reads). */
+  function writeHistory(name: string, workflowId: string) {
+    const json = execFileSync(TEMPORAL, ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', env.address], {
+      encoding: 'utf8',
+    });
+    fs.writeFileSync(path.join(OUT, `${name}.json`), JSON.stringify(JSON.parse(json), null, 1) + '\n');
+  }
 
   async function record(
     name: string,
@@ -79,11 +107,7 @@ describe('record workflow histories', () => {
     const handle = await env.client.workflow.start(workflowType, { taskQueue: TASK_QUEUE, workflowId, args: [input] });
     await meanwhile?.(handle);
     const outcome = await handle.result().catch((err) => err);
-    // The CLI's JSON is the format historyFromJSON reads (and what engineers export from production).
-    const json = execFileSync(TEMPORAL, ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', env.address], {
-      encoding: 'utf8',
-    });
-    fs.writeFileSync(path.join(OUT, `${name}.json`), JSON.stringify(JSON.parse(json), null, 1) + '\n');
+    writeHistory(name, workflowId);
     return outcome;
   }
 
@@ -153,6 +177,35 @@ describe('record workflow histories', () => {
     await record('dbhost-endpoints-not-found-failed', list, { organization_uuid: org, initial_data: { connection_uuid: ok, dbhost_project_id: 'missing-rec' } });
   });
 
+  it('records the webhook Dag and its hook.* children: completed, failed at layer 3 then retried, dry run', async () => {
+    const type = 'webhook.endpoint.create-verify-and-replay';
+    const steps = ['hook_create_redirect', 'hook_receive_webhook', 'hook_replay_event', 'hook_acknowledge_event', 'hook_expire_pending_events'];
+    // A Dag's replay must see its own workflow id (its children's ids derive from it): the file is named after the run.
+    const dag = async (name: string, initial_data: Record<string, unknown>, children: string[]) => {
+      const outcome = await record(name, type, { organization_uuid: org, initial_data: { organization_uuid: org, ...initial_data } }, name);
+      for (const step of children) writeHistory(`${name}.${step}`, `${name}.${step}`);
+      return outcome;
+    };
+    hookTarget.answer('/ok', 200);
+    const done = await dag('webhook-dag-completed', { target_url: `${hookTarget.url}/ok`, endpoint_name: 'recorded-ok' }, steps);
+    expect(done).toMatchObject({ status: 'succeeded' });
+    hookTarget.answer('/down', 500);
+    const failed = await dag('webhook-dag-replay-failed', { target_url: `${hookTarget.url}/down`, endpoint_name: 'recorded-down' }, steps.slice(2, 3));
+    const checkpoint = ((failed as WorkflowFailedError).cause as { details?: unknown[] }).details?.[0] as FailedRunDetails;
+    expect(checkpoint.checkpoint).toMatchObject({ state: 'running_hook_replay_event', carry: { hook_replay_event: expect.any(Object) } });
+    hookTarget.answer('/down', 200);
+    // A second execution of the same workflow id: `<id>@<what>.json` (the replay test reads the id before the @).
+    const retried = await record(
+      'webhook-dag-replay-failed@retried',
+      type,
+      { organization_uuid: org, initial_data: {}, resume: { reason: 'retry', ...checkpoint.checkpoint!, attempt: 2 } },
+      'webhook-dag-replay-failed',
+    );
+    expect(retried).toMatchObject({ status: 'succeeded' });
+    writeHistory('webhook-dag-replay-failed.hook_replay_event@retried', 'webhook-dag-replay-failed.hook_replay_event');
+    await dag('webhook-dag-dry-run', { target_url: `${hookTarget.url}/ok`, dry_run: true }, []);
+  });
+
   it('records a composed run: completed, a failed step, then its retry', async () => {
     const compiled = compileComposition(
       [
@@ -178,12 +231,29 @@ describe('record workflow histories', () => {
       initial_data: { base_url: double.url, api_token: ESIGN_VALID_TOKEN, authorizationid },
       composition,
     });
-    await record('virtual-completed', 'virtual', composed('ok-virtual'));
-    const failed = await record('virtual-step-failed', 'virtual', composed('once401-virtual'));
+    // Named after the run's workflow id, which the steps' child ids derive from (see the webhook Dag above).
+    await record('virtual-completed', 'virtual', composed('ok-virtual'), 'virtual-completed');
+    const failed = await record('virtual-step-failed', 'virtual', composed('once401-virtual'), 'virtual-step-failed');
     const checkpoint = ((failed as WorkflowFailedError).cause as { details?: unknown[] }).details?.[0] as FailedRunDetails;
     expect(checkpoint.checkpoint?.carry).toHaveProperty('remove');
     const retried: ComposedRunInput = { organization_uuid: org, initial_data: {}, composition, resume: { reason: 'retry', ...checkpoint.checkpoint!, attempt: 2 } };
-    const outcome = await record('virtual-retried-completed', 'virtual', retried, 'wf_record_virtual-step-failed');
+    const outcome = await record('virtual-step-failed@retried', 'virtual', retried, 'virtual-step-failed');
     expect(outcome).toMatchObject({ status: 'succeeded', remove: { status_code: 204 } });
   });
 });
+
+/** The public ingress as far as hook.receive-webhook needs it: stores the posted event, answers 202 with its id. */
+async function startIngress(store: HookStore): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const endpoint = await store.activeEndpoint(String(req.url).split('/').at(-1)!);
+      if (!endpoint) return void res.writeHead(404).end();
+      const event = await store.insertEvent(endpoint, Buffer.concat(chunks).toString('utf8'), { 'content-type': 'application/json' });
+      res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ event_uuid: event.eventUuid }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return server;
+}

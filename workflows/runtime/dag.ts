@@ -17,6 +17,7 @@ import {
   compensationWorkflowId,
   type DagLayer,
   type DagPlan,
+  dagPlanSchema,
   mappedInputs,
   ROUTE,
   routeOf,
@@ -34,6 +35,7 @@ import {
   type WorkflowDefinition,
 } from './definition';
 import { StepFailure } from './failure';
+import { ORGANIZATION_MISMATCH } from './organization-binding';
 
 /**
  * The Dag kind: a parent run whose layers each run one child workflow, an ordinary engine run
@@ -127,13 +129,18 @@ export interface DagSpec<I extends z.ZodType, O extends z.ZodType> {
   preflight?: ActionHandler;
   /** A boolean input: when true the run checks (preflight), returns status `planned` and starts no child. */
   dry_run_field?: string;
-  /** The type's own outputs, derived from the steps' outputs, when the run succeeds or is planned. */
+  /** The type's own outputs, derived from the steps' outputs, when the run succeeds, fails at a layer or is planned. */
   outputs?: (data: RunData) => RunData;
   /** Finds a routed type's definition, so an earlier step's outputs map onto its input fields by name. */
   resolveDefinition?: (workflowType: string) => WorkflowDefinition | undefined;
 }
 
 export function defineDag<I extends z.ZodType, O extends z.ZodType>(spec: DagSpec<I, O>): WorkflowDefinition<I, O> {
+  const checked = dagPlanSchema.safeParse(spec.plan);
+  if (!checked.success) {
+    const problems = checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`workflow definition ${spec.workflow_type}: plan ${problems}`);
+  }
   const layers = spec.plan.layers;
   const states: Record<string, StateSpec> = {
     pending: { initial: true, auto_advance: 'validate' },
@@ -148,6 +155,11 @@ export function defineDag<I extends z.ZodType, O extends z.ZodType>(spec: DagSpe
   ];
   const actions: Record<string, ActionHandler> = {
     validate: async (data, ctx) => {
+      // A run started with the Temporal client directly skips the API's check of the same rule.
+      const orgField = spec.organization_field;
+      if (orgField && data[orgField] !== ctx.organization_uuid) {
+        throw new StepFailure(`${orgField} must be the organization the run belongs to`, ORGANIZATION_MISMATCH, 'validation');
+      }
       const checked = (await spec.preflight?.(data, ctx)) ?? {};
       const dry = spec.dry_run_field !== undefined && data[spec.dry_run_field] === true;
       return { patch: { workflow_run_uuid: ctx.workflow_id, ...checked.patch }, schedule: { action: dry ? 'plan' : 'start', delay_seconds: 0 } };
@@ -344,6 +356,7 @@ async function layerFailure(
     completed_at: null,
     compensation_trigger: compensations.length ? { layer: layer.layer, step: layer.step, failure_type: outcome.type } : null,
     compensation_results: compensations.length ? compensations : null,
+    ...spec.outputs?.({ ...data, summary }),
   };
   return new StepFailure(
     `layer ${layer.layer} (${child.type}, run ${child.childId}) failed: ${outcome.message}`,
