@@ -18,7 +18,8 @@ export const compositionStepSchema = z.strictObject({
 
 /** POST and PUT /compositions. */
 export const compositionBodySchema = z.strictObject({
-  name: z.string().trim().min(1).max(200),
+  // The pattern says in the OpenAPI document what the trim enforces: not blank.
+  name: z.string().trim().min(1).max(200).regex(/\S/, 'must not be blank'),
   steps: z.array(compositionStepSchema).min(1).max(50),
   exposed_to_end_users: z.boolean().default(false),
 });
