@@ -8,13 +8,18 @@ import { Worker } from '@temporalio/worker';
 import { ConnectionStore } from '../../activities/connections';
 import { createDbhostActivities } from '../../activities/dbhost';
 import { createEsignActivities } from '../../activities/esign';
+import { createHookActivities } from '../../activities/hooks/activities';
+import { HookStore } from '../../activities/hooks/store';
+import { parseOutboundAllow } from '../../activities/outbound-allow';
 import { createProjection } from '../../activities/projection';
 import { SecretBox } from '../../activities/secret-box';
 import { type DatabaseHandle, openDatabase, projectRoot } from '../../db/client';
 import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
 import { DBHOST_VALID_TOKEN, startDbhostDouble } from '../doubles/dbhost-double';
 import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
-import { dispatcherFor } from '../support/outbound';
+import { startHookTarget } from '../doubles/hook-target';
+import { dispatcherFor, outboundAllowFor } from '../support/outbound';
+import { startIngressStandIn } from '../support/ingress-stand-in';
 import { localEnv, testDataConverter } from '../support/temporal-test-env';
 
 /**
@@ -32,6 +37,9 @@ describe('record workflow histories', () => {
   let double: Awaited<ReturnType<typeof startEsignDouble>>;
   let dbhostDouble: Awaited<ReturnType<typeof startDbhostDouble>>;
   let connections: ConnectionStore;
+  let hookStore: HookStore;
+  let hookTarget: Awaited<ReturnType<typeof startHookTarget>>;
+  let ingress: Awaited<ReturnType<typeof startIngressStandIn>>;
   let worker: Worker;
   let running: Promise<void>;
 
@@ -42,6 +50,9 @@ describe('record workflow histories', () => {
     double = await startEsignDouble();
     dbhostDouble = await startDbhostDouble();
     connections = new ConnectionStore(database.db, SecretBox.derive(randomBytes(32), 'connections'));
+    hookStore = new HookStore(database.db, SecretBox.derive(randomBytes(32), 'hook-secrets'));
+    hookTarget = await startHookTarget('127.0.0.1');
+    ingress = await startIngressStandIn(hookStore);
     worker = await Worker.create({
       connection: env.nativeConnection,
       dataConverter: testDataConverter,
@@ -51,6 +62,15 @@ describe('record workflow histories', () => {
         ...createProjection(database.db),
         ...createEsignActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([double.url]) }),
         ...createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([dbhostDouble.url]), connections }),
+        ...createHookActivities({
+          allowHttpHosts: ['127.0.0.1'],
+          timeoutMs: 1_000,
+          dispatcher: dispatcherFor([hookTarget.url, ingress.url]),
+          outboundAllow: parseOutboundAllow(outboundAllowFor(hookTarget.url)),
+          publicApiUrl: ingress.url,
+          store: hookStore,
+          connections,
+        }),
       },
     });
     running = worker.run();
@@ -62,6 +82,8 @@ describe('record workflow histories', () => {
     await running;
     await double?.close();
     await dbhostDouble?.close();
+    await hookTarget?.close();
+    await ingress?.close();
     await database?.close();
     await env?.teardown();
   });
@@ -148,5 +170,22 @@ describe('record workflow histories', () => {
     await record('dbhost-endpoints-completed', list, { organization_uuid: org, initial_data: { connection_uuid: ok, dbhost_project_id: 'floral-king-961888' } });
     await record('dbhost-endpoints-flaky-completed', list, { organization_uuid: org, initial_data: { connection_uuid: ok, dbhost_project_id: 'flaky-rec' } });
     await record('dbhost-endpoints-not-found-failed', list, { organization_uuid: org, initial_data: { connection_uuid: ok, dbhost_project_id: 'missing-rec' } });
+  });
+
+  it('records the hook types: create (new, name taken), receive, replay (delivered, rejected), acknowledge, expire', async () => {
+    const hookRun = (initial_data: Record<string, unknown>) => ({ organization_uuid: org, initial_data });
+    hookTarget.answer('/rejecting', 500);
+    const created = await record('hook-create-redirect-completed', 'hook.create-redirect', hookRun({ endpoint_name: 'recorded', target_url: `${hookTarget.url}/ok` }));
+    await record('hook-create-redirect-name-taken-failed', 'hook.create-redirect', hookRun({ endpoint_name: 'recorded', target_url: `${hookTarget.url}/other` }));
+    const endpoint = (created as { endpoint_uuid: string }).endpoint_uuid;
+    const received = await record('hook-receive-webhook-completed', 'hook.receive-webhook', hookRun({ endpoint_uuid: endpoint }));
+    const event = (received as { event_uuid: string }).event_uuid;
+    await record('hook-replay-event-completed', 'hook.replay-event', hookRun({ event_uuid: event }));
+    const rejecting = (await hookStore.createEndpoint(org, { name: 'rejecting', targetUrl: `${hookTarget.url}/rejecting`, secret: 'whsec_r', secretSource: 'generated' }))!;
+    const pending = await hookStore.insertEvent(rejecting, '{"n":1}', {});
+    await record('hook-replay-event-rejected-failed', 'hook.replay-event', hookRun({ event_uuid: pending.eventUuid }));
+    await record('hook-acknowledge-event-completed', 'hook.acknowledge-event', hookRun({ event_uuid: event }));
+    const expired = await record('hook-expire-pending-events-completed', 'hook.expire-pending-events', hookRun({ endpoint_uuid: rejecting.endpointUuid, ttl_seconds: 0 }));
+    expect(expired).toMatchObject({ expired_count: 1, expired_event_uuids: [pending.eventUuid] });
   });
 });
