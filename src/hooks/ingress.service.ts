@@ -34,8 +34,9 @@ export class IngressService {
   ) {}
 
   /**
-   * Stores the event, then starts its delivery. The answer waits for the insert only: a delivery
-   * that could not be started leaves the event pending, to be replayed (POST …/replay).
+   * Stores the event and answers once the insert committed; its delivery run is started after, not
+   * awaited, so a sender is never held by Temporal. A delivery that could not be started (Temporal
+   * down, the process gone) leaves the event pending, to be replayed (POST …/replay).
    */
   async receive(endpointUuid: string, body: Buffer, headers: IncomingHttpHeaders): Promise<{ event_uuid: string }> {
     const endpoint = UUID.test(endpointUuid) ? await this.store.activeEndpoint(endpointUuid.toLowerCase()) : undefined;
@@ -49,11 +50,12 @@ export class IngressService {
     if (text.includes('\u0000')) throw validationFailed([{ field: 'body', rule: 'no_nul', message: 'must not contain NUL characters' }]);
     const kept = Object.fromEntries(KEPT_HEADERS.flatMap((h) => (typeof headers[h] === 'string' ? [[h, headers[h] as string]] : [])));
     const event = await this.store.insertEvent(endpoint, text, kept);
-    try {
-      await this.runs.start(ingressPrincipal(endpoint.organizationUuid), { workflow_type: REPLAY_TYPE, initial_data: { event_uuid: event.eventUuid } });
-    } catch (err) {
-      this.log.warn({ err: loggableError(err), event_uuid: event.eventUuid, organization_uuid: endpoint.organizationUuid }, 'hook delivery not started; the event stays pending');
-    }
+    this.runs
+      .start(ingressPrincipal(endpoint.organizationUuid), { workflow_type: REPLAY_TYPE, initial_data: { event_uuid: event.eventUuid } })
+      .catch((err) => {
+        const fields = { err: loggableError(err), event_uuid: event.eventUuid, organization_uuid: endpoint.organizationUuid };
+        this.log.warn(fields, 'hook delivery not started; the event stays pending');
+      });
     return { event_uuid: event.eventUuid };
   }
 }
