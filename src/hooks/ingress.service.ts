@@ -50,12 +50,10 @@ export class IngressService {
     if (text.includes('\u0000')) throw validationFailed([{ field: 'body', rule: 'no_nul', message: 'must not contain NUL characters' }]);
     const kept = Object.fromEntries(KEPT_HEADERS.flatMap((h) => (typeof headers[h] === 'string' ? [[h, headers[h] as string]] : [])));
     const event = await this.store.insertEvent(endpoint, text, kept);
-    this.runs
-      .start(ingressPrincipal(endpoint.organizationUuid), { workflow_type: REPLAY_TYPE, initial_data: { event_uuid: event.eventUuid } })
-      .catch((err) => {
-        const fields = { err: loggableError(err), event_uuid: event.eventUuid, organization_uuid: endpoint.organizationUuid };
-        this.log.warn(fields, 'hook delivery not started; the event stays pending');
-      });
+    this.runs.start(ingressPrincipal(endpoint.organizationUuid), { workflow_type: REPLAY_TYPE, initial_data: { event_uuid: event.eventUuid } }).catch((err) => {
+      const fields = { err: loggableError(err), event_uuid: event.eventUuid, organization_uuid: endpoint.organizationUuid };
+      this.log.warn(fields, 'hook delivery not started; the event stays pending');
+    });
     return { event_uuid: event.eventUuid };
   }
 }

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { resolveSecretRef } from '../../activities/hooks/activities';
+import { resolveSecretRef } from '../../activities/hooks/secret-ref';
 import { signatureHeader } from '../../activities/hooks/delivery';
 import { HookStore, newSigningSecret } from '../../activities/hooks/store';
 import { targetUrlProblem } from '../../activities/hooks/target';
