@@ -9,6 +9,7 @@ import { parseOutboundAllow } from '../../activities/outbound-allow';
 import { SecretBox } from '../../activities/secret-box';
 import { type DatabaseHandle, openDatabase } from '../../db/client';
 import { hookEndpoints } from '../../db/schema';
+import { loadConfig } from '../../src/config';
 import { verifyWebhookSignature } from '../doubles/hook-target';
 
 describe('Webhook-Signature', () => {
@@ -99,5 +100,15 @@ describe('HookStore and secret_ref (PGlite)', () => {
       expect([name, await resolveSecretRef(connections, 'org_a', ref(name))]).toEqual([name, undefined]);
     }
     expect(await resolveSecretRef(connections, 'org_a', 'garbage')).toBeUndefined();
+  });
+});
+
+describe('PUBLIC_API_URL', () => {
+  it('defaults to the API on loopback at PORT, keeps a path prefix without its trailing slash, refuses anything else', () => {
+    expect(loadConfig({ PORT: '4100' }).publicApiUrl).toBe('http://127.0.0.1:4100');
+    expect(loadConfig({ PUBLIC_API_URL: 'https://hooks.example.com/engine/' }).publicApiUrl).toBe('https://hooks.example.com/engine');
+    for (const bad of ['hooks.example.com', 'ftp://hooks.example.com', 'https://hooks.example.com/?x=1']) {
+      expect(() => loadConfig({ PUBLIC_API_URL: bad })).toThrow(/PUBLIC_API_URL/);
+    }
   });
 });
