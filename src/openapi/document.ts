@@ -213,7 +213,7 @@ function hookPaths() {
         security: [],
         parameters: [endpointParam],
         requestBody: { required: false, content: { 'application/json': { schema: {} }, 'text/plain': { schema: { type: 'string' } } } },
-        responses: { ...ok(ingressAccepted, '202', eventLinks('$response.body#/event_uuid')), ...errors(404, 413, 422) },
+        responses: { ...ok(ingressAccepted, '202', eventLinks('$response.body#/event_uuid')), ...errors(404, 413, 422, 429, 508) },
       },
     },
   };

@@ -181,13 +181,26 @@ describe('ingress and delivery', () => {
     expect(events.map((e: any) => e.event_uuid)).toEqual([fits.body.event_uuid]);
   });
 
+  it('refuses its own deliveries (508 loop_detected, nothing stored): a target reaching an ingress of this service cannot loop', async () => {
+    const { endpoint } = await createEndpoint();
+    const first = await post(endpoint.ingress_url, '{"n":1}');
+    const looped = await post(endpoint.ingress_url, '{"n":1}', { 'content-type': 'application/json', 'webhook-id': first.body.event_uuid.toUpperCase() });
+    expect(looped).toEqual({ status: 508, body: { error: expect.objectContaining({ code: 'loop_detected' }) } });
+    const foreign = await post(endpoint.ingress_url, '{"n":2}', { 'content-type': 'application/json', 'webhook-id': '00000000-0000-4000-8000-000000000000' });
+    expect(foreign.status).toBe(202);
+    const events = (await api(`/api/hooks/endpoints/${endpoint.endpoint_uuid}/events`)).body.events;
+    expect(events.map((e: any) => e.event_uuid).sort()).toEqual([first.body.event_uuid, foreign.body.event_uuid].sort());
+  });
+
   it('retries a target answering 500, recording each attempt, until it answers 2xx', async () => {
     const { endpoint, path } = await createEndpoint([500, 503, 200]);
     const res = await post(endpoint.ingress_url, '{"retry":true}');
     const event = await waitForEvent(res.body.event_uuid, (e) => e.state === 'delivered', 'delivered');
     expect(event.attempts.map((a: any) => a.status_code)).toEqual([500, 503, 200]);
     const times = event.attempts.map((a: any) => Date.parse(a.at));
-    expect(times[2] - times[1]).toBeGreaterThan(times[1] - times[0]);
+    // Temporal's backoff: 0.5 s, then 1 s (never sooner; later under load).
+    expect(times[1] - times[0]).toBeGreaterThanOrEqual(450);
+    expect(times[2] - times[1]).toBeGreaterThanOrEqual(950);
     expect(target.to(path).every((r) => r.signature_valid)).toBe(true);
   });
 

@@ -87,17 +87,23 @@ describe('target_url refused when the endpoint is created', () => {
     expect(await endpointCount()).toBe(0);
   });
 
-  it('refuses it in the worker for a run started on Temporal directly, past the API', async () => {
+  // The worker may reach the API's own host:port (hook.receive-webhook posts there): that opens
+  // neither the API's origin as a target nor any other port of loopback.
+  it.each([
+    ['the metadata address, in decimal', 'https://2852039166/latest/meta-data/', /link-local/],
+    ['this service itself', `${stackEnv.apiUrl}/api/hooks/endpoints`, /must not point at this service/],
+    ['another port of the API host', `${stackEnv.apiUrl.replace(/:\d+$/, '')}:1/x`, /loopback/],
+  ])('refuses %s in the worker, for a run started on Temporal directly, past the API', async (_name, url, reason) => {
     const workflowId = `wf_${uniqueId('direct')}`.replace(/-/g, '');
     await temporal.workflow.start(hookCreateRedirect, {
       taskQueue: TASK_QUEUE,
       workflowId,
-      args: [{ organization_uuid: org.organization_uuid, initial_data: { target_url: 'https://2852039166/latest/meta-data/' } }],
+      args: [{ organization_uuid: org.organization_uuid, initial_data: { target_url: url } }],
     });
     const run = await waitForTerminal(workflowId, org.token);
     expect(run.status).toBe('FAILED');
     expect(run.state_data).toMatchObject({ failure_type: 'target_url_refused' });
-    expect(run.state_data.failure_reason).toMatch(/link-local/);
+    expect(run.state_data.failure_reason).toMatch(reason);
     expect(await endpointCount()).toBe(0);
   });
 });
