@@ -1,6 +1,4 @@
 import { execFileSync } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,8 +21,9 @@ import { findDefinition } from '../../workflows/registry';
 import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
 import { DBHOST_VALID_TOKEN, startDbhostDouble } from '../doubles/dbhost-double';
 import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
-import { type HookTarget, startHookTarget } from '../doubles/hook-target';
+import { startHookTarget } from '../doubles/hook-target';
 import { dispatcherFor, outboundAllowFor } from '../support/outbound';
+import { startIngressStandIn } from '../support/ingress-stand-in';
 import { localEnv, testDataConverter } from '../support/temporal-test-env';
 
 /**
@@ -43,8 +42,8 @@ describe('record workflow histories', () => {
   let dbhostDouble: Awaited<ReturnType<typeof startDbhostDouble>>;
   let connections: ConnectionStore;
   let hookStore: HookStore;
-  let ingress: http.Server;
-  let hookTarget: HookTarget;
+  let hookTarget: Awaited<ReturnType<typeof startHookTarget>>;
+  let ingress: Awaited<ReturnType<typeof startIngressStandIn>>;
   let worker: Worker;
   let running: Promise<void>;
 
@@ -56,10 +55,8 @@ describe('record workflow histories', () => {
     dbhostDouble = await startDbhostDouble();
     connections = new ConnectionStore(database.db, SecretBox.derive(randomBytes(32), 'connections'));
     hookStore = new HookStore(database.db, SecretBox.derive(randomBytes(32), 'hook-secrets'));
-    ingress = await startIngress(hookStore);
-    hookTarget = await startHookTarget();
-    const publicApiUrl = `http://127.0.0.1:${(ingress.address() as AddressInfo).port}`;
-    const hookPolicy = { allowHttpHosts: ['127.0.0.1', '127.0.0.2'], outboundAllow: parseOutboundAllow(outboundAllowFor(hookTarget.url)), publicApiUrl };
+    hookTarget = await startHookTarget('127.0.0.1');
+    ingress = await startIngressStandIn(hookStore);
     worker = await Worker.create({
       connection: env.nativeConnection,
       dataConverter: testDataConverter,
@@ -69,8 +66,22 @@ describe('record workflow histories', () => {
         ...createProjection(database.db),
         ...createEsignActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([double.url]) }),
         ...createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([dbhostDouble.url]), connections }),
-        ...createHookActivities({ ...hookPolicy, timeoutMs: 1_000, dispatcher: dispatcherFor([publicApiUrl, hookTarget.url]), store: hookStore, connections }),
-        ...createHookPlanCheckActivities({ ...hookPolicy, store: hookStore, connections }),
+        ...createHookActivities({
+          allowHttpHosts: ['127.0.0.1'],
+          timeoutMs: 1_000,
+          dispatcher: dispatcherFor([hookTarget.url, ingress.url]),
+          outboundAllow: parseOutboundAllow(outboundAllowFor(hookTarget.url)),
+          publicApiUrl: ingress.url,
+          store: hookStore,
+          connections,
+        }),
+        ...createHookPlanCheckActivities({
+          allowHttpHosts: ['127.0.0.1'],
+          outboundAllow: parseOutboundAllow(outboundAllowFor(hookTarget.url)),
+          publicApiUrl: ingress.url,
+          store: hookStore,
+          connections,
+        }),
       },
     });
     running = worker.run();
@@ -83,8 +94,7 @@ describe('record workflow histories', () => {
     await double?.close();
     await dbhostDouble?.close();
     await hookTarget?.close();
-    ingress?.closeAllConnections();
-    await new Promise((r) => ingress?.close(r));
+    await ingress?.close();
     await database?.close();
     await env?.teardown();
   });
@@ -177,6 +187,23 @@ describe('record workflow histories', () => {
     await record('dbhost-endpoints-not-found-failed', list, { organization_uuid: org, initial_data: { connection_uuid: ok, dbhost_project_id: 'missing-rec' } });
   });
 
+  it('records the hook types: create (new, name taken), receive, replay (delivered, rejected), acknowledge, expire', async () => {
+    const hookRun = (initial_data: Record<string, unknown>) => ({ organization_uuid: org, initial_data });
+    hookTarget.answer('/rejecting', 500);
+    const created = await record('hook-create-redirect-completed', 'hook.create-redirect', hookRun({ endpoint_name: 'recorded', target_url: `${hookTarget.url}/ok` }));
+    await record('hook-create-redirect-name-taken-failed', 'hook.create-redirect', hookRun({ endpoint_name: 'recorded', target_url: `${hookTarget.url}/other` }));
+    const endpoint = (created as { endpoint_uuid: string }).endpoint_uuid;
+    const received = await record('hook-receive-webhook-completed', 'hook.receive-webhook', hookRun({ endpoint_uuid: endpoint }));
+    const event = (received as { event_uuid: string }).event_uuid;
+    await record('hook-replay-event-completed', 'hook.replay-event', hookRun({ event_uuid: event }));
+    const rejecting = (await hookStore.createEndpoint(org, { name: 'rejecting', targetUrl: `${hookTarget.url}/rejecting`, secret: 'whsec_r', secretSource: 'generated' }))!;
+    const pending = await hookStore.insertEvent(rejecting, '{"n":1}', {});
+    await record('hook-replay-event-rejected-failed', 'hook.replay-event', hookRun({ event_uuid: pending.eventUuid }));
+    await record('hook-acknowledge-event-completed', 'hook.acknowledge-event', hookRun({ event_uuid: event }));
+    const expired = await record('hook-expire-pending-events-completed', 'hook.expire-pending-events', hookRun({ endpoint_uuid: rejecting.endpointUuid, ttl_seconds: 0 }));
+    expect(expired).toMatchObject({ expired_count: 1, expired_event_uuids: [pending.eventUuid] });
+  });
+
   it('records the webhook Dag and its hook.* children: completed, failed at layer 3 then retried, dry run', async () => {
     const type = 'webhook.endpoint.create-verify-and-replay';
     const steps = ['hook_create_redirect', 'hook_receive_webhook', 'hook_replay_event', 'hook_acknowledge_event', 'hook_expire_pending_events'];
@@ -241,19 +268,3 @@ describe('record workflow histories', () => {
     expect(outcome).toMatchObject({ status: 'succeeded', remove: { status_code: 204 } });
   });
 });
-
-/** The public ingress as far as hook.receive-webhook needs it: stores the posted event, answers 202 with its id. */
-async function startIngress(store: HookStore): Promise<http.Server> {
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      const endpoint = await store.activeEndpoint(String(req.url).split('/').at(-1)!);
-      if (!endpoint) return void res.writeHead(404).end();
-      const event = await store.insertEvent(endpoint, Buffer.concat(chunks).toString('utf8'), { 'content-type': 'application/json' });
-      res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ event_uuid: event.eventUuid }));
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return server;
-}
