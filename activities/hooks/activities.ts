@@ -1,17 +1,16 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { fetch } from 'undici';
-import { SECRET_REF } from '../../workflows/hook/contract';
 import type { ConnectionStore } from '../connections';
 import { type DeliveryHttpConfig, deliverSigned } from './delivery';
-import { endpointView, type HookEndpointRow, type HookStore, ingressUrl, newSigningSecret } from './store';
+import { createEndpoint } from './endpoints';
+import { endpointView, type HookEndpointRow, type HookStore, ingressUrl } from './store';
 import { type TargetPolicy, targetUrlProblem } from './target';
 
 export interface HookActivitiesConfig extends DeliveryHttpConfig, TargetPolicy {
   store: HookStore;
   connections: ConnectionStore;
 }
-
 
 const notFound = (what: string, type: string) => ApplicationFailure.nonRetryable(`${what} does not exist in this organization`, type);
 
@@ -32,25 +31,6 @@ function cancellation(): AbortSignal | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * Reads a connection secret named by secret_ref (`<connection_uuid>/webhook_secret`, or
- * `<connection_uuid>/webhook_secrets.<key>` for one of a named map), inside the run's organization. The value never
- * leaves this process except sealed into the endpoint's row.
- */
-export async function resolveSecretRef(connections: ConnectionStore, organizationUuid: string, secretRef: string): Promise<string | undefined> {
-  const match = SECRET_REF.exec(secretRef);
-  if (!match) return undefined;
-  const row = await connections.get(organizationUuid, match[1].toLowerCase());
-  if (!row) return undefined;
-  const secrets = connections.decrypt(row);
-  // A name of a named map (payments' webhook_secrets.<key>) reads inside it.
-  const [name, key] = match[2].split(/\.(.*)/s);
-  const own = (holder: unknown, field: string) =>
-    holder && typeof holder === 'object' && !Array.isArray(holder) && Object.hasOwn(holder, field) ? (holder as Record<string, unknown>)[field] : undefined;
-  const value = key === undefined ? own(secrets, name) : own(own(secrets, name), key);
-  return typeof value === 'string' && value.length > 0 ? value : undefined;
 }
 
 export function createHookActivities(config: HookActivitiesConfig) {
@@ -78,23 +58,17 @@ export function createHookActivities(config: HookActivitiesConfig) {
       if (existing.targetUrl === req.target_url) return view(existing);
       throw ApplicationFailure.nonRetryable(`an endpoint named "${req.endpoint_name}" already exists with another target_url`, 'endpoint_name_taken');
     }
-    let secret = newSigningSecret();
-    if (req.secret_ref !== undefined) {
-      const referenced = await resolveSecretRef(config.connections, req.organization_uuid, req.secret_ref);
-      if (!referenced)
-        throw ApplicationFailure.nonRetryable(`secret_ref ${req.secret_ref} names no secret of this organization's connections`, 'secret_ref_not_found');
-      secret = referenced;
-    }
-    const created = await store.createEndpoint(req.organization_uuid, {
+    const created = await createEndpoint({ hooks: store, connections: config.connections }, req.organization_uuid, {
       name: req.endpoint_name,
-      targetUrl: req.target_url,
-      secret,
-      secretSource: req.secret_ref === undefined ? 'generated' : 'secret_ref',
-      secretRef: req.secret_ref,
+      target_url: req.target_url,
+      secret_ref: req.secret_ref,
     });
+    if ('row' in created) return view(created.row);
+    if (created.refused === 'secret_ref_not_found') {
+      throw ApplicationFailure.nonRetryable(`secret_ref ${req.secret_ref} names no secret of this organization's connections`, 'secret_ref_not_found');
+    }
     // Lost a race with a concurrent creation of the same name: decide against what it stored.
-    if (!created) return createRedirect(req);
-    return view(created);
+    return createRedirect(req);
   }
 
   return {

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ConnectionStore } from '../connections';
 import { checkedAddress, OutboundPolicyError, type Resolve, systemResolve } from '../outbound-dispatcher';
-import { resolveSecretRef } from './activities';
+import { resolveSecretRef } from './secret-ref';
 import type { HookStore } from './store';
 import { plainHttp, type TargetPolicy, targetUrlProblem } from './target';
 

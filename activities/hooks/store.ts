@@ -158,6 +158,12 @@ export class HookStore {
     return rows[0];
   }
 
+  /** Whether any organization's event has this id: a request carrying one as Webhook-Id is our own delivery. */
+  async eventExists(eventUuid: string): Promise<boolean> {
+    const rows = await this.db.select({ id: hookEvents.eventUuid }).from(hookEvents).where(eq(hookEvents.eventUuid, eventUuid));
+    return rows.length > 0;
+  }
+
   listEvents(organizationUuid: string, endpointUuid: string, limit: number) {
     return this.db
       .select()

@@ -42,9 +42,7 @@ export const eventViewSchema = z.object({
   delivered_at: z.string().nullable(),
   acknowledged_at: z.string().nullable(),
   expired_at: z.string().nullable(),
-  attempts: z.array(
-    z.object({ at: z.string(), status_code: z.number().int().nullable(), latency_ms: z.number().int(), error: z.string().optional() }),
-  ),
+  attempts: z.array(z.object({ at: z.string(), status_code: z.number().int().nullable(), latency_ms: z.number().int(), error: z.string().optional() })),
 });
 export const replayResult = z.object({ event_uuid: z.string(), workflow_id: z.string().describe('The hook.replay-event run delivering it') });
 export const ingressAccepted = z.object({ event_uuid: z.string() });

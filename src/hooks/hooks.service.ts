@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ConnectionStore } from '../../activities/connections';
-import { resolveSecretRef } from '../../activities/hooks/activities';
+import { createEndpoint } from '../../activities/hooks/endpoints';
 import { endpointView, eventView, type HookEndpointRow, type HookStore, newSigningSecret } from '../../activities/hooks/store';
 import { targetUrlProblem } from '../../activities/hooks/target';
 import type { Principal } from '../auth/principal';
@@ -32,24 +32,13 @@ export class HooksService {
     const org = principal.organization_uuid;
     const problem = targetUrlProblem(body.target_url, this.config);
     if (problem) throw validationFailed([{ field: 'target_url', rule: 'outbound_policy', message: problem }]);
-    let secret = newSigningSecret();
-    if (body.secret_ref !== undefined) {
-      const referenced = await resolveSecretRef(this.connections, org, body.secret_ref);
-      if (!referenced) {
-        throw validationFailed([{ field: 'secret_ref', rule: 'not_found', message: "names no string secret of this organization's connections" }]);
-      }
-      secret = referenced;
+    const created = await createEndpoint({ hooks: this.store, connections: this.connections }, org, body);
+    if (!('row' in created) && created.refused === 'secret_ref_not_found') {
+      throw validationFailed([{ field: 'secret_ref', rule: 'not_found', message: "names no string secret of this organization's connections" }]);
     }
-    const row = await this.store.createEndpoint(org, {
-      name: body.name,
-      targetUrl: body.target_url,
-      secret,
-      secretSource: body.secret_ref === undefined ? 'generated' : 'secret_ref',
-      secretRef: body.secret_ref,
-    });
-    if (!row) throw new ApiError(409, 'endpoint_name_taken', `an endpoint named "${body.name}" already exists`);
+    if (!('row' in created)) throw new ApiError(409, 'endpoint_name_taken', `an endpoint named "${body.name}" already exists`);
     // The only time a generated secret is shown; a referenced one is the caller's own connection secret.
-    return { ...this.view(row), ...(body.secret_ref === undefined ? { signing_secret: secret } : {}) };
+    return { ...this.view(created.row), ...(created.generatedSecret ? { signing_secret: created.generatedSecret } : {}) };
   }
 
   async list(principal: Principal) {

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { HookStore } from '../../activities/hooks/store';
 import type { Principal } from '../auth/principal';
-import { notFound, validationFailed } from '../common/api-error';
+import { ApiError, notFound, validationFailed } from '../common/api-error';
 import { HOOKS, LOGGER } from '../common/di';
 import { loggableError } from '../common/loggable-error';
 import type { Logger } from '../logger';
@@ -34,12 +34,24 @@ export class IngressService {
   ) {}
 
   /**
-   * Stores the event, then starts its delivery. The answer waits for the insert only: a delivery
-   * that could not be started leaves the event pending, to be replayed (POST …/replay).
+   * Stores the event and answers once the insert committed; its delivery run is started after, not
+   * awaited, so a sender is never held by Temporal. A delivery that could not be started (Temporal
+   * down, the process gone) leaves the event pending, to be replayed (POST …/replay).
    */
+  /**
+   * A target_url that reaches an ingress of this service under another name (an IP address, an
+   * alias) would feed every delivery back in as a new event, forever: a request carrying one of
+   * our event ids as Webhook-Id is our own delivery, and is refused.
+   */
+  private async refuseOwnDelivery(webhookId: string | string[] | undefined) {
+    if (typeof webhookId !== 'string' || !UUID.test(webhookId) || !(await this.store.eventExists(webhookId.toLowerCase()))) return;
+    throw new ApiError(508, 'loop_detected', 'this request is a delivery of this service: an endpoint may not forward to an ingress of this service');
+  }
+
   async receive(endpointUuid: string, body: Buffer, headers: IncomingHttpHeaders): Promise<{ event_uuid: string }> {
     const endpoint = UUID.test(endpointUuid) ? await this.store.activeEndpoint(endpointUuid.toLowerCase()) : undefined;
     if (!endpoint) throw notFound(`endpoint ${endpointUuid}`);
+    await this.refuseOwnDelivery(headers['webhook-id']);
     let text: string;
     try {
       text = strictUtf8.decode(body);
@@ -49,11 +61,10 @@ export class IngressService {
     if (text.includes('\u0000')) throw validationFailed([{ field: 'body', rule: 'no_nul', message: 'must not contain NUL characters' }]);
     const kept = Object.fromEntries(KEPT_HEADERS.flatMap((h) => (typeof headers[h] === 'string' ? [[h, headers[h] as string]] : [])));
     const event = await this.store.insertEvent(endpoint, text, kept);
-    try {
-      await this.runs.start(ingressPrincipal(endpoint.organizationUuid), { workflow_type: REPLAY_TYPE, initial_data: { event_uuid: event.eventUuid } });
-    } catch (err) {
-      this.log.warn({ err: loggableError(err), event_uuid: event.eventUuid, organization_uuid: endpoint.organizationUuid }, 'hook delivery not started; the event stays pending');
-    }
+    this.runs.start(ingressPrincipal(endpoint.organizationUuid), { workflow_type: REPLAY_TYPE, initial_data: { event_uuid: event.eventUuid } }).catch((err) => {
+      const fields = { err: loggableError(err), event_uuid: event.eventUuid, organization_uuid: endpoint.organizationUuid };
+      this.log.warn(fields, 'hook delivery not started; the event stays pending');
+    });
     return { event_uuid: event.eventUuid };
   }
 }

@@ -13,9 +13,13 @@ import { AuthGuard } from '../auth/auth.guard';
 import type { Principal } from '../auth/principal';
 import { ApiError } from '../common/api-error';
 
+/** The public webhook ingress: no token, rate-limited per endpoint. */
+export const INGRESS_PATH = /^\/api\/hooks\/r\/[^/]+\/?$/;
+
 /**
  * The one global guard: authenticate, then rate-limit by organization and by
- * token (windows counted in this API process). Public routes pass untouched.
+ * token (windows counted in this API process). Public routes pass untouched,
+ * but for the webhook ingress, limited per endpoint.
  */
 @Injectable()
 export class AccessGuard extends ThrottlerGuard {
@@ -31,7 +35,7 @@ export class AccessGuard extends ThrottlerGuard {
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     await this.auth.canActivate(context);
     const req = context.switchToHttp().getRequest<Request & { principal?: Principal }>();
-    if (!req.principal) return true;
+    if (!req.principal && !(req.method === 'POST' && INGRESS_PATH.test(req.path))) return true;
     return super.canActivate(context);
   }
 

@@ -10,6 +10,8 @@ export interface LimitsConfig {
   /** Objects and arrays nested in any JSON request body, checked before anything else reads it. */
   bodyMaxDepth: number;
   streamsPerToken: number;
+  /** POSTs to one webhook ingress endpoint per minute (it carries no token to count by). */
+  ingressPerMinuteEndpoint: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -33,5 +35,6 @@ export function loadLimits(env: NodeJS.ProcessEnv): LimitsConfig {
     initialDataMaxDepth: int(env, 'INITIAL_DATA_MAX_DEPTH', 16),
     bodyMaxDepth,
     streamsPerToken: int(env, 'SSE_MAX_STREAMS_PER_TOKEN', 100),
+    ingressPerMinuteEndpoint: int(env, 'RATE_LIMIT_INGRESS_PER_MINUTE_ENDPOINT', 600),
   };
 }

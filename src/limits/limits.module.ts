@@ -6,27 +6,35 @@ import { AuthModule } from '../auth/auth.module';
 import type { Principal } from '../auth/principal';
 import { CONFIG } from '../common/di';
 import type { AppConfig } from '../config';
-import { AccessGuard } from './access.guard';
+import { AccessGuard, INGRESS_PATH } from './access.guard';
 
 type Authed = Request & { principal: Principal };
 
 const MINUTE_MS = 60_000;
 
-/** Starting work costs more than reading it: starts and retries have their own, lower limits. */
-function isStart(context: ExecutionContext): boolean {
+type RequestKind = 'start' | 'read' | 'ingress';
+
+/**
+ * Starting work costs more than reading it: starts and retries have their own, lower limits. The
+ * webhook ingress carries no token: it is limited per endpoint.
+ */
+function requestKind(context: ExecutionContext): RequestKind {
   const req = context.switchToHttp().getRequest<Request>();
-  return req.method === 'POST' && /^\/api\/workflows\/(start|[^/]+\/retry)$/.test(req.path);
+  if (req.method === 'POST' && INGRESS_PATH.test(req.path)) return 'ingress';
+  return req.method === 'POST' && /^\/api\/workflows\/(start|[^/]+\/retry)$/.test(req.path) ? 'start' : 'read';
 }
 
-function throttler(name: string, limit: number, starts: boolean, track: (p: Principal) => string): ThrottlerOptions {
+function throttler(name: string, limit: number, kind: RequestKind, track: (req: Request) => string): ThrottlerOptions {
   return {
     name,
     ttl: MINUTE_MS,
     limit,
-    skipIf: (context) => limit === 0 || isStart(context) !== starts,
-    getTracker: (req) => track((req as Authed).principal),
+    skipIf: (context) => limit === 0 || requestKind(context) !== kind,
+    getTracker: (req) => track(req as Request),
   };
 }
+
+const principal = (req: Request) => (req as Authed).principal;
 
 @Module({
   imports: [
@@ -35,10 +43,11 @@ function throttler(name: string, limit: number, starts: boolean, track: (p: Prin
       inject: [CONFIG],
       useFactory: ({ limits }: AppConfig) => ({
         throttlers: [
-          throttler('starts-org', limits.startsPerMinuteOrg, true, (p) => p.organization_uuid),
-          throttler('starts-token', limits.startsPerMinuteToken, true, (p) => p.user_id),
-          throttler('reads-org', limits.readsPerMinuteOrg, false, (p) => p.organization_uuid),
-          throttler('reads-token', limits.readsPerMinuteToken, false, (p) => p.user_id),
+          throttler('starts-org', limits.startsPerMinuteOrg, 'start', (req) => principal(req).organization_uuid),
+          throttler('starts-token', limits.startsPerMinuteToken, 'start', (req) => principal(req).user_id),
+          throttler('reads-org', limits.readsPerMinuteOrg, 'read', (req) => principal(req).organization_uuid),
+          throttler('reads-token', limits.readsPerMinuteToken, 'read', (req) => principal(req).user_id),
+          throttler('ingress-endpoint', limits.ingressPerMinuteEndpoint, 'ingress', (req) => String(req.params.endpoint_uuid).toLowerCase()),
         ],
         generateKey: (_context, tracker, name) => `${name}:${tracker}`,
       }),

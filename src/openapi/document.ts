@@ -215,8 +215,8 @@ function hookPaths() {
         summary: 'Public ingress (no bearer token): stores the body as received (UTF-8 text, at most 1 MiB), answers 202 once stored, then delivers it signed',
         security: [],
         parameters: [endpointParam],
-        requestBody: { required: false, content: { '*/*': { schema: { type: 'string' } } } },
-        responses: { ...ok(ingressAccepted, '202', eventLinks('$response.body#/event_uuid')), ...errors(404, 413, 422) },
+        requestBody: { required: false, content: { 'application/json': { schema: {} }, 'text/plain': { schema: { type: 'string' } } } },
+        responses: { ...ok(ingressAccepted, '202', eventLinks('$response.body#/event_uuid')), ...errors(404, 413, 422, 429, 508) },
       },
     },
   };

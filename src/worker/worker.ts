@@ -67,7 +67,9 @@ function installRuntime(logger: Logger) {
  * name that origin (activities/hooks/target.ts), so only the engine's own calls use the entry.
  */
 function outboundAllowWithApi(config: AppConfig) {
-  return [...config.outboundAllow, ...parseOutboundAllow(new URL(config.publicApiUrl).host)];
+  const api = new URL(config.publicApiUrl);
+  const port = api.port || (api.protocol === 'https:' ? '443' : '80');
+  return [...config.outboundAllow, ...parseOutboundAllow(`${api.hostname}:${port}`)];
 }
 
 export function workerActivities(config: AppConfig, database: DatabaseHandle, connections: ConnectionStore, hooks: HookStore) {

@@ -1,4 +1,5 @@
 import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
+import { waitFor } from '../support/ports';
 import { api, esignCalls, secretLeaks, stackEnv, startRun, uniqueId, waitForState, waitForTerminal } from '../support/api';
 
 jest.setTimeout(60_000);
@@ -272,5 +273,33 @@ describe('composed runs', () => {
     // And version 1 stays startable.
     const again = await startRun(v1, runInput('ok'));
     expect(await waitForTerminal(again)).toMatchObject({ workflow_type: v1, status: 'COMPLETED' });
+  });
+
+  it('a schedule starts composed runs like any type', async () => {
+    const { workflow_type } = await createComposition();
+    const created = await api('/api/schedules', { body: { workflow_type, initial_data: runInput('ok'), interval_seconds: 3600, paused: true } });
+    expect(created.status).toBe(201);
+    expect(created.body.initial_data.api_token).toBe('[redacted]');
+    const scheduleId = created.body.schedule_id;
+    try {
+      expect((await api(`/api/schedules/${scheduleId}/trigger`, { method: 'POST' })).status).toBe(202);
+      const [run] = await waitFor('the scheduled run', async () => {
+        const runs = (await api(`/api/workflows?schedule_id=${scheduleId}`)).body.runs;
+        return runs.length ? runs : undefined;
+      });
+      expect(await waitForTerminal(run.workflow_id)).toMatchObject({ workflow_type, status: 'COMPLETED' });
+    } finally {
+      await api(`/api/schedules/${scheduleId}`, { method: 'DELETE' });
+    }
+  });
+
+  it('a cancel reaches the running step: the composed run and its child end CANCELLED', async () => {
+    const { workflow_type } = await createComposition();
+    const id = await startRun(workflow_type, runInput('hang'));
+    await waitForState(id, 'RUNNING_REMOVE');
+    const cancel = await api(`/api/workflows/${id}/cancel`, { method: 'POST' });
+    expect(cancel.status).toBe(202);
+    expect(await waitForTerminal(id)).toMatchObject({ status: 'CANCELLED' });
+    expect(await waitForTerminal(`${id}.remove`)).toMatchObject({ workflow_type: DELETE, status: 'CANCELLED' });
   });
 });

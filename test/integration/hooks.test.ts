@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { type HookTarget, startHookTarget, verifyWebhookSignature } from '../doubles/hook-target';
 import { api, secretLeaks, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
+import { ExtraApi } from '../support/extra-api';
 import { waitFor } from '../support/ports';
 
 /**
@@ -180,13 +181,26 @@ describe('ingress and delivery', () => {
     expect(events.map((e: any) => e.event_uuid)).toEqual([fits.body.event_uuid]);
   });
 
+  it('refuses its own deliveries (508 loop_detected, nothing stored): a target reaching an ingress of this service cannot loop', async () => {
+    const { endpoint } = await createEndpoint();
+    const first = await post(endpoint.ingress_url, '{"n":1}');
+    const looped = await post(endpoint.ingress_url, '{"n":1}', { 'content-type': 'application/json', 'webhook-id': first.body.event_uuid.toUpperCase() });
+    expect(looped).toEqual({ status: 508, body: { error: expect.objectContaining({ code: 'loop_detected' }) } });
+    const foreign = await post(endpoint.ingress_url, '{"n":2}', { 'content-type': 'application/json', 'webhook-id': '00000000-0000-4000-8000-000000000000' });
+    expect(foreign.status).toBe(202);
+    const events = (await api(`/api/hooks/endpoints/${endpoint.endpoint_uuid}/events`)).body.events;
+    expect(events.map((e: any) => e.event_uuid).sort()).toEqual([first.body.event_uuid, foreign.body.event_uuid].sort());
+  });
+
   it('retries a target answering 500, recording each attempt, until it answers 2xx', async () => {
     const { endpoint, path } = await createEndpoint([500, 503, 200]);
     const res = await post(endpoint.ingress_url, '{"retry":true}');
     const event = await waitForEvent(res.body.event_uuid, (e) => e.state === 'delivered', 'delivered');
     expect(event.attempts.map((a: any) => a.status_code)).toEqual([500, 503, 200]);
     const times = event.attempts.map((a: any) => Date.parse(a.at));
-    expect(times[2] - times[1]).toBeGreaterThan(times[1] - times[0]);
+    // Temporal's backoff: 0.5 s, then 1 s (never sooner; later under load).
+    expect(times[1] - times[0]).toBeGreaterThanOrEqual(450);
+    expect(times[2] - times[1]).toBeGreaterThanOrEqual(950);
     expect(target.to(path).every((r) => r.signature_valid)).toBe(true);
   });
 
@@ -352,6 +366,36 @@ describe('the hook.* workflow types, each alone', () => {
     expect((await eventOf(res.body.event_uuid)).state).toBe('acknowledged');
     const unknown = await run('hook.acknowledge-event', { event_uuid: '00000000-0000-4000-8000-000000000000' });
     expect(unknown.state_data.failure_type).toBe('event_not_found');
+  });
+});
+
+describe('the public ingress', () => {
+  // Its own API process, on a dead Temporal: events are stored, their deliveries cannot start.
+  const extra = new ExtraApi({ TEMPORAL_ADDRESS: '127.0.0.1:1', RATE_LIMIT_INGRESS_PER_MINUTE_ENDPOINT: '2' });
+  afterAll(() => extra.stop());
+
+  it('is limited per endpoint (429 past RATE_LIMIT_INGRESS_PER_MINUTE_ENDPOINT), and answers 202 at once with Temporal down, the event pending', async () => {
+    await extra.start();
+    const { token } = JSON.parse(extra.cli(['org', 'create', uniqueId('ingress'), '--json']));
+    const create = async () => {
+      const res = await fetch(`${extra.url}/api/hooks/endpoints`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: uniqueId('limited'), target_url: 'https://hooks.example.com/in' }),
+      });
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { endpoint_uuid: string }).endpoint_uuid;
+    };
+    const [one, two] = [await create(), await create()];
+    const ingress = (id: string) => fetch(`${extra.url}/api/hooks/r/${id}`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(5_000) });
+    expect((await ingress(one)).status).toBe(202);
+    expect((await ingress(one)).status).toBe(202);
+    const limited = await ingress(one);
+    expect(limited.status).toBe(429);
+    expect(((await limited.json()) as any).error.details).toMatchObject({ scope: 'ingress-endpoint', limit: 2 });
+    expect((await ingress(two)).status).toBe(202);
+    const events = await fetch(`${extra.url}/api/hooks/endpoints/${one}/events`, { headers: { authorization: `Bearer ${token}` } });
+    expect(((await events.json()) as any).events.map((e: any) => e.state)).toEqual(['pending', 'pending']);
   });
 });
 

@@ -9,6 +9,10 @@ import { ConnectionStore } from '../../activities/connections';
 import { createDbhostActivities } from '../../activities/dbhost';
 import { createEsignActivities } from '../../activities/esign';
 import { createPaymentsActivities } from '../../activities/payments';
+import { createHookActivities } from '../../activities/hooks/activities';
+import { createHookPlanCheckActivities } from '../../activities/hooks/plan-check';
+import { HookStore } from '../../activities/hooks/store';
+import { parseOutboundAllow } from '../../activities/outbound-allow';
 import { createProjection } from '../../activities/projection';
 import { SecretBox } from '../../activities/secret-box';
 import { type DatabaseHandle, openDatabase, projectRoot } from '../../db/client';
@@ -18,8 +22,10 @@ import { findDefinition } from '../../workflows/registry';
 import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
 import { DBHOST_VALID_TOKEN, startDbhostDouble } from '../doubles/dbhost-double';
 import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
-import { dispatcherFor } from '../support/outbound';
 import { checkoutSession, invoicePaidCurrent, sign, subscriptionEvent } from '../support/payments-events';
+import { startHookTarget } from '../doubles/hook-target';
+import { dispatcherFor, outboundAllowFor } from '../support/outbound';
+import { startIngressStandIn } from '../support/ingress-stand-in';
 import { localEnv, testDataConverter } from '../support/temporal-test-env';
 
 /**
@@ -37,6 +43,9 @@ describe('record workflow histories', () => {
   let double: Awaited<ReturnType<typeof startEsignDouble>>;
   let dbhostDouble: Awaited<ReturnType<typeof startDbhostDouble>>;
   let connections: ConnectionStore;
+  let hookStore: HookStore;
+  let hookTarget: Awaited<ReturnType<typeof startHookTarget>>;
+  let ingress: Awaited<ReturnType<typeof startIngressStandIn>>;
   let worker: Worker;
   let running: Promise<void>;
 
@@ -47,6 +56,9 @@ describe('record workflow histories', () => {
     double = await startEsignDouble();
     dbhostDouble = await startDbhostDouble();
     connections = new ConnectionStore(database.db, SecretBox.derive(randomBytes(32), 'connections'));
+    hookStore = new HookStore(database.db, SecretBox.derive(randomBytes(32), 'hook-secrets'));
+    hookTarget = await startHookTarget('127.0.0.1');
+    ingress = await startIngressStandIn(hookStore);
     worker = await Worker.create({
       connection: env.nativeConnection,
       dataConverter: testDataConverter,
@@ -57,6 +69,22 @@ describe('record workflow histories', () => {
         ...createEsignActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([double.url]) }),
         ...createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([dbhostDouble.url]), connections }),
         ...createPaymentsActivities({ db: database.db, connections, toleranceSeconds: 300 }),
+        ...createHookActivities({
+          allowHttpHosts: ['127.0.0.1'],
+          timeoutMs: 1_000,
+          dispatcher: dispatcherFor([hookTarget.url, ingress.url]),
+          outboundAllow: parseOutboundAllow(outboundAllowFor(hookTarget.url)),
+          publicApiUrl: ingress.url,
+          store: hookStore,
+          connections,
+        }),
+        ...createHookPlanCheckActivities({
+          allowHttpHosts: ['127.0.0.1'],
+          outboundAllow: parseOutboundAllow(outboundAllowFor(hookTarget.url)),
+          publicApiUrl: ingress.url,
+          store: hookStore,
+          connections,
+        }),
       },
     });
     running = worker.run();
@@ -68,9 +96,19 @@ describe('record workflow histories', () => {
     await running;
     await double?.close();
     await dbhostDouble?.close();
+    await hookTarget?.close();
+    await ingress?.close();
     await database?.close();
     await env?.teardown();
   });
+
+  /** Writes one execution's history as the Temporal CLI shows it (the format historyFromJSON reads). */
+  function writeHistory(name: string, workflowId: string) {
+    const json = execFileSync(TEMPORAL, ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', env.address], {
+      encoding: 'utf8',
+    });
+    fs.writeFileSync(path.join(OUT, `${name}.json`), JSON.stringify(JSON.parse(json), null, 1) + '\n');
+  }
 
   async function record(
     name: string,
@@ -82,11 +120,7 @@ describe('record workflow histories', () => {
     const handle = await env.client.workflow.start(workflowType, { taskQueue: TASK_QUEUE, workflowId, args: [input] });
     await meanwhile?.(handle);
     const outcome = await handle.result().catch((err) => err);
-    // The CLI's JSON is the format historyFromJSON reads (and what engineers export from production).
-    const json = execFileSync(TEMPORAL, ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', env.address], {
-      encoding: 'utf8',
-    });
-    fs.writeFileSync(path.join(OUT, `${name}.json`), JSON.stringify(JSON.parse(json), null, 1) + '\n');
+    writeHistory(name, workflowId);
     return outcome;
   }
 
@@ -183,6 +217,52 @@ describe('record workflow histories', () => {
     expect(unrouted.route).toBeNull();
   });
 
+  it('records the hook types: create (new, name taken), receive, replay (delivered, rejected), acknowledge, expire', async () => {
+    const hookRun = (initial_data: Record<string, unknown>) => ({ organization_uuid: org, initial_data });
+    hookTarget.answer('/rejecting', 500);
+    const created = await record('hook-create-redirect-completed', 'hook.create-redirect', hookRun({ endpoint_name: 'recorded', target_url: `${hookTarget.url}/ok` }));
+    await record('hook-create-redirect-name-taken-failed', 'hook.create-redirect', hookRun({ endpoint_name: 'recorded', target_url: `${hookTarget.url}/other` }));
+    const endpoint = (created as { endpoint_uuid: string }).endpoint_uuid;
+    const received = await record('hook-receive-webhook-completed', 'hook.receive-webhook', hookRun({ endpoint_uuid: endpoint }));
+    const event = (received as { event_uuid: string }).event_uuid;
+    await record('hook-replay-event-completed', 'hook.replay-event', hookRun({ event_uuid: event }));
+    const rejecting = (await hookStore.createEndpoint(org, { name: 'rejecting', targetUrl: `${hookTarget.url}/rejecting`, secret: 'whsec_r', secretSource: 'generated' }))!;
+    const pending = await hookStore.insertEvent(rejecting, '{"n":1}', {});
+    await record('hook-replay-event-rejected-failed', 'hook.replay-event', hookRun({ event_uuid: pending.eventUuid }));
+    await record('hook-acknowledge-event-completed', 'hook.acknowledge-event', hookRun({ event_uuid: event }));
+    const expired = await record('hook-expire-pending-events-completed', 'hook.expire-pending-events', hookRun({ endpoint_uuid: rejecting.endpointUuid, ttl_seconds: 0 }));
+    expect(expired).toMatchObject({ expired_count: 1, expired_event_uuids: [pending.eventUuid] });
+  });
+
+  it('records the webhook Dag and its hook.* children: completed, failed at layer 3 then retried, dry run', async () => {
+    const type = 'webhook.endpoint.create-verify-and-replay';
+    const steps = ['hook_create_redirect', 'hook_receive_webhook', 'hook_replay_event', 'hook_acknowledge_event', 'hook_expire_pending_events'];
+    // A Dag's replay must see its own workflow id (its children's ids derive from it): the file is named after the run.
+    const dag = async (name: string, initial_data: Record<string, unknown>, children: string[]) => {
+      const outcome = await record(name, type, { organization_uuid: org, initial_data: { organization_uuid: org, ...initial_data } }, name);
+      for (const step of children) writeHistory(`${name}.${step}`, `${name}.${step}`);
+      return outcome;
+    };
+    hookTarget.answer('/ok', 200);
+    const done = await dag('webhook-dag-completed', { target_url: `${hookTarget.url}/ok`, endpoint_name: 'recorded-ok' }, steps);
+    expect(done).toMatchObject({ status: 'succeeded' });
+    hookTarget.answer('/down', 500);
+    const failed = await dag('webhook-dag-replay-failed', { target_url: `${hookTarget.url}/down`, endpoint_name: 'recorded-down' }, steps.slice(2, 3));
+    const checkpoint = ((failed as WorkflowFailedError).cause as { details?: unknown[] }).details?.[0] as FailedRunDetails;
+    expect(checkpoint.checkpoint).toMatchObject({ state: 'running_hook_replay_event', carry: { hook_replay_event: expect.any(Object) } });
+    hookTarget.answer('/down', 200);
+    // A second execution of the same workflow id: `<id>@<what>.json` (the replay test reads the id before the @).
+    const retried = await record(
+      'webhook-dag-replay-failed@retried',
+      type,
+      { organization_uuid: org, initial_data: {}, resume: { reason: 'retry', ...checkpoint.checkpoint!, attempt: 2 } },
+      'webhook-dag-replay-failed',
+    );
+    expect(retried).toMatchObject({ status: 'succeeded' });
+    writeHistory('webhook-dag-replay-failed.hook_replay_event@retried', 'webhook-dag-replay-failed.hook_replay_event');
+    await dag('webhook-dag-dry-run', { target_url: `${hookTarget.url}/ok`, dry_run: true }, []);
+  });
+
   it('records a composed run: completed, a failed step, then its retry', async () => {
     const compiled = compileComposition(
       [
@@ -208,12 +288,13 @@ describe('record workflow histories', () => {
       initial_data: { base_url: double.url, api_token: ESIGN_VALID_TOKEN, authorizationid },
       composition,
     });
-    await record('virtual-completed', 'virtual', composed('ok-virtual'));
-    const failed = await record('virtual-step-failed', 'virtual', composed('once401-virtual'));
+    // Named after the run's workflow id, which the steps' child ids derive from (see the webhook Dag above).
+    await record('virtual-completed', 'virtual', composed('ok-virtual'), 'virtual-completed');
+    const failed = await record('virtual-step-failed', 'virtual', composed('once401-virtual'), 'virtual-step-failed');
     const checkpoint = ((failed as WorkflowFailedError).cause as { details?: unknown[] }).details?.[0] as FailedRunDetails;
     expect(checkpoint.checkpoint?.carry).toHaveProperty('remove');
     const retried: ComposedRunInput = { organization_uuid: org, initial_data: {}, composition, resume: { reason: 'retry', ...checkpoint.checkpoint!, attempt: 2 } };
-    const outcome = await record('virtual-retried-completed', 'virtual', retried, 'wf_record_virtual-step-failed');
+    const outcome = await record('virtual-step-failed@retried', 'virtual', retried, 'virtual-step-failed');
     expect(outcome).toMatchObject({ status: 'succeeded', remove: { status_code: 204 } });
   });
 });

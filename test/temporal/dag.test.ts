@@ -235,4 +235,17 @@ describe('Dag runtime', () => {
     expect(transitionsOf(id).map((e) => e.action)).toEqual(['validate', 'plan']);
     expect(started.filter((e) => e.workflow_id.startsWith(`${id}.`))).toEqual([]);
   });
+
+  it("a route layer runs the type the earlier step names, fed that step's outputs by field name; null skips it", async () => {
+    const id = `wf_dag_route_${Date.now()}`;
+    const routed = await (await start('test.dag-routed', id, { value: 'g', route: 'test.layer-step' })).result();
+    expect(routed).toMatchObject({ status: 'succeeded', decide: { route_workflow_type: 'test.layer-step' }, routed: { value: 'g', result: 'g+' } });
+    expect((routed.summary as Array<Record<string, unknown>>)[1]).toMatchObject({ workflow_type: 'test.layer-step', status: 'succeeded', child_workflow_id: `${id}.routed` });
+
+    const skipId = `wf_dag_skip_${Date.now()}`;
+    const skipped = await (await start('test.dag-routed', skipId, { value: 's', route: null })).result();
+    expect(skipped).toMatchObject({ status: 'succeeded', routed: null });
+    expect((skipped.summary as Array<Record<string, unknown>>)[1]).toMatchObject({ workflow_type: null, status: 'skipped', child_workflow_id: null });
+    expect(started.filter((e) => e.workflow_id === `${skipId}.routed`)).toEqual([]);
+  });
 });

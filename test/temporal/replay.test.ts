@@ -19,10 +19,8 @@ const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
 
 const load = (file: string) => {
   const json = JSON.parse(fs.readFileSync(path.join(DIR, file), 'utf8'));
-  const history = historyFromJSON(json);
-  // The recorded id where the history has it: a Dag names its children after it.
-  const recordedId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowId;
-  return { workflowId: recordedId || path.basename(file, '.json'), history };
+  // The file is named after the run's workflow id (a Dag's children's ids derive from it), `@…` telling executions apart.
+  return { workflowId: path.basename(file, '.json').split('@')[0], history: historyFromJSON(json) };
 };
 
 describe('replay of recorded histories', () => {
@@ -52,6 +50,15 @@ describe('replay of recorded histories', () => {
       dataConverter: testDataConverter,
     };
     await expect(Worker.runReplayHistory(options, history, workflowId)).resolves.toBeUndefined();
+  });
+
+  it("detects a Dag history whose child the code would not start", async () => {
+    const { workflowId, history } = load('webhook-dag-completed.json');
+    const initiated = history.events!.find((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)!;
+    initiated.startChildWorkflowExecutionInitiatedEventAttributes!.workflowType!.name = 'hook.something-else';
+    await expect(
+      Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows'), replayName: 'replay-negative-dag', dataConverter: testDataConverter }, history, workflowId),
+    ).rejects.toBeInstanceOf(DeterminismViolationError);
   });
 
   it('detects a history the code would not produce', async () => {

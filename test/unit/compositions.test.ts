@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { compileComposition } from '../../src/compositions/compile';
 import { compositionBodySchema, type CompositionStep } from '../../src/compositions/composition-body';
-import { compositionDefinition } from '../../workflows/composition/definition';
+import { buildOpenApiDocument } from '../../src/openapi/document';
+import { COMPOSED_WORKFLOW, compositionDefinition, temporalStart } from '../../workflows/composition/definition';
 import { composedType, parseComposedType, type Plan } from '../../workflows/composition/plan';
 import { findDefinition } from '../../workflows/registry';
 import { ANY_STATE, defineWorkflow, failureFields } from '../../workflows/runtime/definition';
@@ -97,6 +98,8 @@ describe('compileComposition', () => {
     ['a required field left unmapped', [info(), del({ userid: undefined })], 'steps.1.inputs.userid', 'required'],
     ['two steps with one id', [info(), { ...info(), workflow_type: RESOURCES }], 'steps.1.id', 'unique'],
     ['a route step with nothing before it', [{ id: 'r', workflow_type: 'route', inputs: {} }], 'steps.0.workflow_type', 'no_route_source'],
+    ['a step id every composed run uses as an output', [{ ...info(), id: 'summary' }], 'steps.0.id', 'reserved'],
+    ['a free input named like an output of every composed run', [info({ api_token: { from: 'input', name: 'status' } })], 'steps.0.inputs.api_token', 'reserved'],
     ['a route step after steps that name no route', [info(), { id: 'r', workflow_type: 'route', inputs: {} }], 'steps.1.workflow_type', 'no_route_source'],
   ])('refuses %s, naming the step and field', (_what, list, field, rule) => {
     const cleaned = JSON.parse(JSON.stringify(list));
@@ -163,6 +166,20 @@ describe('composed type definition', () => {
     expect(def.secret_fields).toEqual(['api_token']);
     expect(def.outbound_url_fields).toEqual(['base_url']);
   });
+
+  it("needs what its steps' types need", () => {
+    expect(def.prerequisites).toEqual([]);
+    const eps = { id: 'eps', workflow_type: ENDPOINTS, inputs: { connection_uuid: { from: 'input', name: 'c' }, dbhost_project_id: { from: 'input', name: 'p' } } };
+    const withDbhost = compositionDefinition(version(planOf([eps, { ...eps, id: 'again' }])), lookup);
+    expect(withDbhost.prerequisites.map((p) => p.plugin)).toEqual(['dbhost']);
+  });
+
+  it('starts under the one composed Temporal type with its version; a built-in type under its own name', () => {
+    const input = { organization_uuid: 'org_x', initial_data: { userid: 'u' } };
+    expect(temporalStart(def, input)).toEqual({ workflowType: COMPOSED_WORKFLOW, args: [{ ...input, composition: def.composition }] });
+    expect(def.composition.plan.layers.map((l) => l.step)).toEqual(['info', 'remove']);
+    expect(temporalStart(findDefinition(RESOURCES)!, input)).toEqual({ workflowType: RESOURCES, args: [input] });
+  });
 });
 
 describe('composition body', () => {
@@ -180,5 +197,19 @@ describe('composition body', () => {
   it('keeps the steps as given', () => {
     const step: CompositionStep = steps([info()])[0];
     expect(step.inputs.base_url).toEqual({ from: 'input', name: 'base_url' });
+  });
+});
+
+describe('OpenAPI document', () => {
+  const doc = buildOpenApiDocument() as any;
+
+  it('documents the composition routes and starts of composed types', () => {
+    expect(Object.keys(doc.paths['/api/compositions'])).toEqual(['get', 'post']);
+    expect(Object.keys(doc.paths['/api/compositions/{uuid}'])).toEqual(['get', 'put']);
+    expect(Object.keys(doc.paths['/api/compositions'].post.responses)).toEqual(expect.arrayContaining(['201', '422']));
+    expect(Object.keys(doc.paths['/api/compositions/{uuid}'].put.responses)).toEqual(expect.arrayContaining(['200', '404', '422']));
+    const bodies = doc.paths['/api/workflows/start'].post.requestBody.content['application/json'].schema.oneOf;
+    const composed = bodies.find((b: { title: string }) => b.title.startsWith('virtual.'));
+    expect(new RegExp(composed.properties.workflow_type.pattern).test(composedType('0b7c6a3e-8d1f-4c2a-9e5b-1a2b3c4d5e6f', 12))).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 import { dagOutput, defineDag } from '../runtime/dag';
 import type { EngineWorkflowInput } from '../runtime/contract';
-import type { WorkflowDefinition } from '../runtime/definition';
+import type { Prerequisite, WorkflowDefinition } from '../runtime/definition';
 import { compositionFieldRoles, compositionInputSchema, composedType, type DefinitionLookup, type Plan } from './plan';
 
 export interface CompositionVersion {
@@ -39,7 +39,16 @@ export function compositionDefinition(version: CompositionVersion, lookup: Defin
     ...roles,
     resolveDefinition: lookup,
   });
-  return { ...def, connection_url_fields, composition: version };
+  return { ...def, prerequisites: stepPrerequisites(version.plan, lookup), connection_url_fields, composition: version };
+}
+
+/** What the steps' types need (a connection of their plugin), once per plugin. */
+function stepPrerequisites(plan: Plan, lookup: DefinitionLookup) {
+  const byPlugin = new Map<string, Prerequisite>();
+  for (const layer of plan.layers) {
+    for (const p of lookup(layer.workflow_type)?.prerequisites ?? []) if (!byPlugin.has(p.plugin)) byPlugin.set(p.plugin, p);
+  }
+  return [...byPlugin.values()];
 }
 
 /** The Temporal workflow type and argument that run a definition: a composed one under COMPOSED_WORKFLOW, with its version. */

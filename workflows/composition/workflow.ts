@@ -5,6 +5,7 @@ import { dagPlanSchema } from '../runtime/dag-plan';
 import type { RunData } from '../runtime/definition';
 import { runDefinition } from '../runtime/engine';
 import { COMPOSED_WORKFLOW, compositionDefinition, type ComposedRunInput } from './definition';
+import type { DefinitionLookup } from './plan';
 
 const compositionSchema = z.object({
   composition_uuid: z.uuid(),
@@ -16,18 +17,25 @@ const compositionSchema = z.object({
 
 /**
  * Every composed run: the Dag of the composition version its input carries, run by the engine
- * like any definition. An input without a well-formed version (a direct start) fails at once,
- * before the definition is built: a definition that cannot be built would fail every workflow task.
+ * like any definition, its steps' types found with `lookup`. An input without a well-formed
+ * version (a direct start) fails at once, before the definition is built: a definition that
+ * cannot be built would fail every workflow task.
  */
-export async function composedWorkflow(input: ComposedRunInput): Promise<RunData> {
-  const parsed = compositionSchema.safeParse(input?.composition);
-  if (!parsed.success) throw ApplicationFailure.nonRetryable(`composition: ${z.prettifyError(parsed.error)}`, 'invalid_input');
-  let def;
-  try {
-    def = compositionDefinition(parsed.data, findDefinition);
-  } catch (err) {
-    throw ApplicationFailure.nonRetryable(`composition: ${(err as Error).message}`, 'invalid_input');
-  }
-  return runDefinition(def, input);
+export function makeComposedWorkflow(lookup: DefinitionLookup) {
+  const workflow = async (input: ComposedRunInput): Promise<RunData> => {
+    const parsed = compositionSchema.safeParse(input?.composition);
+    if (!parsed.success) throw ApplicationFailure.nonRetryable(`composition: ${z.prettifyError(parsed.error)}`, 'invalid_input');
+    let def;
+    try {
+      def = compositionDefinition(parsed.data, lookup);
+    } catch (err) {
+      throw ApplicationFailure.nonRetryable(`composition: ${(err as Error).message}`, 'invalid_input');
+    }
+    return runDefinition(def, input);
+  };
+  Object.defineProperty(workflow, 'name', { value: COMPOSED_WORKFLOW });
+  return workflow;
 }
-Object.defineProperty(composedWorkflow, 'name', { value: COMPOSED_WORKFLOW });
+
+/** The worker's: steps run the built-in types. */
+export const composedWorkflow = makeComposedWorkflow(findDefinition);

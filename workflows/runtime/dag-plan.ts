@@ -30,13 +30,36 @@ export const dagLayerSchema = z.strictObject({
 });
 export type DagLayer = z.output<typeof dagLayerSchema>;
 
-export const dagPlanSchema = z.strictObject({
-  layers: z
-    .array(dagLayerSchema)
-    .min(1)
-    .refine((layers) => new Set(layers.map((l) => l.step)).size === layers.length, 'step names must be unique'),
-});
+export const dagPlanSchema = z
+  .strictObject({
+    layers: z
+      .array(dagLayerSchema)
+      .min(1)
+      .refine((layers) => new Set(layers.map((l) => l.step)).size === layers.length, 'step names must be unique'),
+  })
+  .superRefine((plan, ctx) => {
+    for (const problem of orderProblems(plan.layers)) ctx.addIssue({ code: 'custom', message: problem.message, path: ['layers', ...problem.path] });
+  });
 export type DagPlan = z.output<typeof dagPlanSchema>;
+
+/** A layer reads only the steps before it (its compensation its own step too); a route layer needs an earlier step to route it. */
+function orderProblems(layers: ReadonlyArray<z.output<typeof dagLayerSchema>>) {
+  const problems: Array<{ message: string; path: Array<string | number> }> = [];
+  layers.forEach((layer, index) => {
+    if (layer.workflow_type === ROUTE && index === 0) problems.push({ message: 'a route layer cannot be the first', path: [index, 'workflow_type'] });
+    const earlier = layers.slice(0, index).map((l) => l.step);
+    const check = (mappings: Record<string, InputMapping>, readable: string[], path: Array<string | number>) => {
+      for (const [field, mapping] of Object.entries(mappings)) {
+        if ('from' in mapping && mapping.from === 'step' && !readable.includes(mapping.step)) {
+          problems.push({ message: `reads step ${mapping.step}, which has not run by then`, path: [...path, field] });
+        }
+      }
+    };
+    check(layer.inputs, earlier, [index, 'inputs']);
+    if (layer.compensation) check(layer.compensation.inputs, [...earlier, layer.step], [index, 'compensation', 'inputs']);
+  });
+  return problems;
+}
 
 /** The route output a `route` layer reads. */
 export const ROUTE_OUTPUT = 'route_workflow_type';

@@ -17,6 +17,7 @@ import {
   compensationWorkflowId,
   type DagLayer,
   type DagPlan,
+  dagPlanSchema,
   mappedInputs,
   ROUTE,
   routeOf,
@@ -135,6 +136,11 @@ export interface DagSpec<I extends z.ZodType, O extends z.ZodType> {
 }
 
 export function defineDag<I extends z.ZodType, O extends z.ZodType>(spec: DagSpec<I, O>): WorkflowDefinition<I, O> {
+  const checked = dagPlanSchema.safeParse(spec.plan);
+  if (!checked.success) {
+    const problems = checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`workflow definition ${spec.workflow_type}: plan ${problems}`);
+  }
   const layers = spec.plan.layers;
   const states: Record<string, StateSpec> = {
     pending: { initial: true, auto_advance: 'validate' },

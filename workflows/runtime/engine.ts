@@ -294,8 +294,9 @@ class Machine {
       next,
       ...this.carried(),
     };
+    // The registered Temporal type, which a definition built per run (runDefinition) does not name.
     const continueAsNew = makeContinueAsNewFunc<(input: EngineWorkflowInput) => Promise<RunData>>({
-      workflowType: this.def.workflow_type,
+      workflowType: info.workflowType,
     });
     await continueAsNew({ organization_uuid: this.org, initial_data: {}, resume });
   }
