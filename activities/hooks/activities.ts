@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { fetch } from 'undici';
 import type { ConnectionStore } from '../connections';
+import { heartbeatWhileWaiting } from '../provider-http';
 import { type DeliveryHttpConfig, deliverSigned } from './delivery';
 import { createEndpoint } from './endpoints';
 import { endpointView, type HookEndpointRow, type HookStore, ingressUrl } from './store';
@@ -79,6 +80,7 @@ export function createHookActivities(config: HookActivitiesConfig) {
       await requireEndpoint(req.organization_uuid, req.endpoint_uuid);
       const url = ingressUrl(config.publicApiUrl, req.endpoint_uuid);
       let res;
+      const stopHeartbeat = heartbeatWhileWaiting();
       try {
         res = await fetch(url, {
           method: 'POST',
@@ -91,6 +93,8 @@ export function createHookActivities(config: HookActivitiesConfig) {
       } catch (err) {
         const cause = (err as { cause?: { message?: unknown } }).cause;
         throw ApplicationFailure.retryable(`ingress unreachable: ${String(cause?.message ?? (err as Error).message)}`, 'ingress_unreachable');
+      } finally {
+        stopHeartbeat();
       }
       const text = await res.text();
       if (res.status !== 202) {
@@ -116,6 +120,7 @@ export function createHookActivities(config: HookActivitiesConfig) {
       const problem = targetUrlProblem(endpoint.targetUrl, config);
       if (problem) throw ApplicationFailure.nonRetryable(`target_url ${problem}`, 'target_url_refused');
       const at = new Date().toISOString();
+      const stopHeartbeat = heartbeatWhileWaiting();
       const outcome = await deliverSigned(config, {
         url: endpoint.targetUrl,
         body: event.body,
@@ -123,7 +128,7 @@ export function createHookActivities(config: HookActivitiesConfig) {
         secret: store.secretOf(endpoint),
         eventUuid: event.eventUuid,
         signal: cancellation(),
-      });
+      }).finally(stopHeartbeat);
       const status = outcome.status_code;
       const delivered = status !== null && status >= 200 && status < 300;
       await store.recordAttempt(

@@ -34,11 +34,6 @@ export class IngressService {
   ) {}
 
   /**
-   * Stores the event and answers once the insert committed; its delivery run is started after, not
-   * awaited, so a sender is never held by Temporal. A delivery that could not be started (Temporal
-   * down, the process gone) leaves the event pending, to be replayed (POST …/replay).
-   */
-  /**
    * A target_url that reaches an ingress of this service under another name (an IP address, an
    * alias) would feed every delivery back in as a new event, forever: a request carrying one of
    * our event ids as Webhook-Id is our own delivery, and is refused.
@@ -48,6 +43,11 @@ export class IngressService {
     throw new ApiError(508, 'loop_detected', 'this request is a delivery of this service: an endpoint may not forward to an ingress of this service');
   }
 
+  /**
+   * Stores the event and answers once the insert committed; its delivery run is started after, not
+   * awaited, so a sender is never held by Temporal. A delivery that could not be started (Temporal
+   * down, the process gone) leaves the event pending, to be replayed (POST …/replay).
+   */
   async receive(endpointUuid: string, body: Buffer, headers: IncomingHttpHeaders): Promise<{ event_uuid: string }> {
     const endpoint = UUID.test(endpointUuid) ? await this.store.activeEndpoint(endpointUuid.toLowerCase()) : undefined;
     if (!endpoint) throw notFound(`endpoint ${endpointUuid}`);

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { type HookTarget, startHookTarget, verifyWebhookSignature } from '../doubles/hook-target';
-import { api, secretLeaks, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
+import { api, control, secretLeaks, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
 import { ExtraApi } from '../support/extra-api';
 import { waitFor } from '../support/ports';
 
@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 /** Creates an endpoint whose target path is its own, trusted with its secret by the target. */
-async function createEndpoint(behaviour: number[] = [200], extra: Record<string, unknown> = {}, token = stackEnv.tokenA) {
+async function createEndpoint(behaviour: Array<number | 'hang'> = [200], extra: Record<string, unknown> = {}, token = stackEnv.tokenA) {
   const path = `/${uniqueId('hook')}`;
   target.answer(path, ...behaviour);
   const res = await api('/api/hooks/endpoints', { token, body: { name: uniqueId('endpoint'), target_url: target.url + path, ...extra } });
@@ -238,6 +238,20 @@ describe('ingress and delivery', () => {
   });
 });
 
+describe('a worker killed during a delivery', () => {
+  it('loses nothing: the lost attempt is retried once its heartbeat stops, and the event delivered', async () => {
+    const { endpoint, path } = await createEndpoint(['hang', 200]);
+    const res = await post(endpoint.ingress_url, '{"survives":"a kill"}');
+    await waitFor('the first attempt to reach the target', async () => target.to(path).length > 0 || undefined);
+    await control('kill');
+    await control('start');
+    const event = await waitForEvent(res.body.event_uuid, (e) => e.state === 'delivered', 'delivered');
+    expect(event.attempts.at(-1)).toMatchObject({ status_code: 200 });
+    expect(target.to(path).length).toBeGreaterThanOrEqual(2);
+    expect(target.to(path).every((r) => r.signature_valid)).toBe(true);
+  });
+});
+
 describe('acknowledge, expiry, rotate-secret', () => {
   it('acknowledges an event: 200 with state acknowledged; again keeps the first time', async () => {
     const { endpoint } = await createEndpoint();
@@ -372,10 +386,16 @@ describe('the hook.* workflow types, each alone', () => {
 describe('the public ingress', () => {
   // Its own API process, on a dead Temporal: events are stored, their deliveries cannot start.
   const extra = new ExtraApi({ TEMPORAL_ADDRESS: '127.0.0.1:1', RATE_LIMIT_INGRESS_PER_MINUTE_ENDPOINT: '2' });
+  // A second process migrating a PGlite database of its own: on a loaded machine it may need
+  // longer than ExtraApi's 30 s to listen.
+  beforeAll(async () => {
+    await extra.start().catch(() =>
+      waitFor('the extra API to listen', async () => extra.output.includes('"API listening"') || undefined, 60_000, 200),
+    );
+  }, 120_000);
   afterAll(() => extra.stop());
 
   it('is limited per endpoint (429 past RATE_LIMIT_INGRESS_PER_MINUTE_ENDPOINT), and answers 202 at once with Temporal down, the event pending', async () => {
-    await extra.start();
     const { token } = JSON.parse(extra.cli(['org', 'create', uniqueId('ingress'), '--json']));
     const create = async () => {
       const res = await fetch(`${extra.url}/api/hooks/endpoints`, {
