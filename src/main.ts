@@ -50,7 +50,7 @@ async function main() {
     const connection = Connection.lazy({ address: config.temporalAddress, tls: temporalTlsOptions(config.temporalTls) });
     // Every payload this process hands to Temporal is encrypted: the API's under the organization of the request.
     const temporal = new TemporalClients(connection, config.temporalNamespace, new MasterPayloadKeys(masterKey), Boolean(tracing));
-    const app = await createApi({ config, logger, database, temporal, connections });
+    const app = await createApi({ config, logger, database, temporal, connections, masterKey });
     await app.listen(config.port, config.host);
     stops.push(() => app.close(), () => connection.close());
     if (database.kind === 'pglite') {
