@@ -7,7 +7,7 @@ import path from 'node:path';
  * ENGINE_SECRET_KEY: one key per purpose, so connection secrets and Temporal
  * payloads never share a key.
  */
-export type KeyPurpose = 'connections' | 'temporal-payloads';
+export type KeyPurpose = 'connections' | 'temporal-payloads' | 'signing-keys';
 
 export class SecretBox {
   readonly keyId: string;

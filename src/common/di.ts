@@ -4,3 +4,4 @@ export const LOGGER = Symbol('LOGGER');
 export const DATABASE = Symbol('DATABASE');
 export const TEMPORAL_CLIENTS = Symbol('TEMPORAL_CLIENTS');
 export const CONNECTIONS = Symbol('CONNECTIONS');
+export const IDENTITY = Symbol('IDENTITY');
