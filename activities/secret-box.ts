@@ -7,7 +7,7 @@ import path from 'node:path';
  * ENGINE_SECRET_KEY: one key per purpose, so connection secrets and Temporal
  * payloads never share a key.
  */
-export type KeyPurpose = 'connections' | 'temporal-payloads' | 'end-user-totp' | 'login-flow' | 'login-csrf';
+export type KeyPurpose = 'connections' | 'temporal-payloads' | 'signing-keys' | 'end-user-totp' | 'login-flow' | 'login-csrf';
 
 /** The 32-byte key for one purpose. */
 export const deriveKey = (master: Buffer, purpose: KeyPurpose): Buffer =>

@@ -5,11 +5,13 @@ import type { DatabaseHandle } from '../db/client';
 import { AccountsModule } from './accounts/accounts.module';
 import { AuthModule } from './auth/auth.module';
 import { CatalogModule } from './catalog/catalog.module';
-import { CONFIG, CONNECTIONS, DATABASE, LOGGER, MASTER_KEY, TEMPORAL_CLIENTS } from './common/di';
+import { CONFIG, CONNECTIONS, DATABASE, IDENTITY, LOGGER, MASTER_KEY, TEMPORAL_CLIENTS } from './common/di';
 import { ConnectionsModule } from './connections/connections.module';
 import { ErrorFilter } from './common/error.filter';
 import type { AppConfig } from './config';
 import { HealthModule } from './health/health.module';
+import type { Identity } from './identity/identity';
+import { IdentityModule } from './identity/identity.module';
 import { LimitsModule } from './limits/limits.module';
 import { McpModule } from './mcp/mcp.module';
 import type { Logger } from './logger';
@@ -27,11 +29,13 @@ export interface AppDependencies {
   temporal: TemporalClients;
   connections: ConnectionStore;
   masterKey: Buffer;
+  identity: Identity;
 }
 
+/** What main.ts built, for every module of the API and of the login host. */
 @Global()
 @Module({})
-class CoreModule {
+export class CoreModule {
   static forRoot(deps: AppDependencies): DynamicModule {
     const providers = [
       { provide: CONFIG, useValue: deps.config },
@@ -40,6 +44,7 @@ class CoreModule {
       { provide: TEMPORAL_CLIENTS, useValue: deps.temporal },
       { provide: CONNECTIONS, useValue: deps.connections },
       { provide: MASTER_KEY, useValue: deps.masterKey },
+      { provide: IDENTITY, useValue: deps.identity },
     ];
     return { module: CoreModule, providers, exports: providers.map((p) => p.provide) };
   }
@@ -62,6 +67,7 @@ export class AppModule {
         SchedulesModule,
         PluginsModule,
         ConnectionsModule,
+        IdentityModule,
         TemporalCodecModule,
         OpenApiModule,
         McpModule,

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, HttpCode, Post, UsePipes } from '@nestjs/common';
-import { Public } from '../auth/principal';
+import { AllowEndUsers, Public } from '../auth/principal';
 import { ApiError, validationFailed } from '../common/api-error';
 import { StorableTextPipe } from '../common/storable-text.pipe';
 import { SchemaValidationPipe } from '../common/validation';
@@ -65,6 +65,7 @@ export class AccountsController {
     return { password_reset: 'completed' };
   }
 
+  @AllowEndUsers()
   @Post('mfa/totp')
   @HttpCode(200)
   async enrolTotp(@CurrentEndUser() principal: EndUserPrincipal) {
@@ -73,6 +74,7 @@ export class AccountsController {
     return result;
   }
 
+  @AllowEndUsers()
   @Post('mfa/totp/confirm')
   @HttpCode(200)
   async confirmTotp(@CurrentEndUser() principal: EndUserPrincipal, @Body({ schema: totpConfirmBody }) body: TotpConfirmBody) {
@@ -82,6 +84,7 @@ export class AccountsController {
     return { totp: 'enabled' };
   }
 
+  @AllowEndUsers()
   @Delete('mfa/totp')
   @HttpCode(204)
   async removeTotp(@CurrentEndUser() principal: EndUserPrincipal) {

@@ -59,11 +59,11 @@ export class AccountsService {
     });
     this.totpBox = SecretBox.derive(masterKey, 'end-user-totp');
     this.challenge = new TotpChallenge(SecretBox.derive(masterKey, 'login-flow'));
-    this.csrf = new Csrf(deriveKey(masterKey, 'login-csrf'), new URL(config.loginUrl).protocol === 'https:');
+    this.csrf = new Csrf(deriveKey(masterKey, 'login-csrf'), new URL(config.identity.loginUrl).protocol === 'https:');
   }
 
   get loginUrl() {
-    return this.config.loginUrl;
+    return this.config.identity.loginUrl;
   }
 
   async findApp(clientKeyValue: unknown): Promise<App | undefined> {
@@ -237,9 +237,9 @@ export class AccountsService {
     const session = await createLoginSession(
       this.db,
       { end_user_uuid: user.endUserUuid, client_uuid: user.clientUuid, organization_uuid: user.organizationUuid },
-      this.config.loginSessionTtlS,
+      this.config.identity.loginSessionTtlS,
     );
-    return sessionCookie(session.sid, session.expires_at, this.config.loginUrl);
+    return sessionCookie(session.sid, session.expires_at, this.config.identity.loginUrl);
   }
 
   /** The end user whose login session cookie for this app the request carries. */
@@ -254,7 +254,7 @@ export class AccountsService {
 
   private link(path: string, token: string, params: AuthorizeParams): string {
     const query = new URLSearchParams({ token, ...(params as Record<string, string>) });
-    return `${this.config.loginUrl}${path}?${query}`;
+    return `${this.config.identity.loginUrl}${path}?${query}`;
   }
 
   private async mail(to: string, subject: string, lines: string[]): Promise<void> {
