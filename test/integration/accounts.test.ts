@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { totpCode } from '../../src/accounts/totp';
 import { api } from '../support/api';
-import { Browser, hiddenFields, loginUrl, mailsTo, type ProvisionedApp, provisionApp, uniqueEmail, waitForLink } from '../support/accounts';
+import { Browser, closeBrowsers, hiddenFields, loginUrl, mailsTo, type ProvisionedApp, provisionApp, uniqueEmail, waitForLink } from '../support/accounts';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -9,6 +9,7 @@ let app: ProvisionedApp;
 beforeAll(async () => {
   app = await provisionApp();
 });
+afterAll(closeBrowsers);
 
 /** The parameters an app's /authorize link carries, as the login host hands them to /sign-in. */
 function authorizeParams(verifier = randomBytes(32).toString('base64url')) {
@@ -201,12 +202,12 @@ describe('registration and sign-in (pages)', () => {
     const email = await verifiedAccount();
     const browser = new Browser('127.0.0.4');
     const normalise = (body: string, typed: string) => body.replaceAll(typed, 'EMAIL').replace(/value="[\w-]{43}"/g, 'value="CSRF"');
-    const wrong = await signIn(browser, email, 'not the password');
-    const unknown = await signIn(browser, uniqueEmail('nobody'), 'not the password');
+    const { query } = authorizeParams();
+    const wrong = await signIn(browser, email, 'not the password', query);
+    const unknown = await signIn(browser, uniqueEmail('nobody'), 'not the password', query);
     expect(wrong.answer.status).toBe(400);
     expect(unknown.answer.status).toBe(400);
     expect(normalise(wrong.answer.body, email)).toBe(normalise(unknown.answer.body, unknown.answer.body.match(/value="([^"]+@example\.com)"/)![1]));
-    await browser.close();
   });
 
   it('shows an error page for an unknown app, and never a form', async () => {
@@ -245,7 +246,6 @@ describe('password reset', () => {
     const browser = new Browser('127.0.0.5');
     expect((await signIn(browser, email, PASSWORD)).answer.status).toBe(400);
     expect((await signIn(browser, email, 'a brand new passphrase')).answer.status).toBe(302);
-    await browser.close();
   });
 
   it('works through the forgot and reset pages, and signs the account out everywhere', async () => {
@@ -356,7 +356,6 @@ describe('sign-in throttling', () => {
     expect(lockedNobody.answer.body).toBe(locked.answer.body);
     // Another account from the same address is not locked.
     expect((await signIn(browser, await verifiedAccount(), PASSWORD)).answer.status).toBe(302);
-    await browser.close();
   });
 
   it('locks a client address after 50 failures across accounts', async () => {
@@ -374,6 +373,5 @@ describe('sign-in throttling', () => {
     expect(locked.headers.get('retry-after')).toMatch(/^\d+$/);
     const elsewhere = new Browser('127.0.0.8');
     expect((await signIn(elsewhere, email, PASSWORD)).answer.status).toBe(302);
-    await Promise.all([attacker.close(), elsewhere.close()]);
   });
 });

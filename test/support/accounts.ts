@@ -50,10 +50,11 @@ export interface PageResponse {
  */
 export class Browser {
   readonly cookies = new Map<string, string>();
-  private readonly dispatcher?: Agent;
+  private readonly dispatcher: Agent;
 
   constructor(localAddress?: string) {
-    if (localAddress) this.dispatcher = new Agent({ connect: { localAddress } });
+    this.dispatcher = new Agent(localAddress ? { localAddress } : {});
+    open.add(this);
   }
 
   async request(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<PageResponse> {
@@ -87,9 +88,15 @@ export class Browser {
   }
 
   async close() {
-    await this.dispatcher?.close();
+    open.delete(this);
+    await this.dispatcher.close();
   }
 }
+
+const open = new Set<Browser>();
+
+/** For afterAll: their keep-alive connections would hold jest open. */
+export const closeBrowsers = () => Promise.all([...open].map((b) => b.close()));
 
 /** Quoted-printable soft breaks and escapes undone (nodemailer wraps long lines). */
 const decodeQuotedPrintable = (text: string) =>
