@@ -194,7 +194,7 @@ describe('end-user tokens on the API', () => {
 
   it('refuses HS256 keyed with our public key', async () => {
     const claims = decodeJwt(await validToken());
-    const jwks = await (await fetch(`${h.loginUrl}/jwks`)).json();
+    const jwks = (await (await fetch(`${h.loginUrl}/jwks`)).json()) as any;
     const pem = createPublicKey({ key: jwks.keys[0], format: 'jwk' }).export({ type: 'spki', format: 'pem' });
     const token = await new SignJWT(claims)
       .setProtectedHeader({ alg: 'HS256', kid: jwks.keys[0].kid })
@@ -258,7 +258,7 @@ describe('end-user tokens on the API', () => {
     expect((await h.api('/api/auth/me', before)).status).toBe(200);
     const after = await validToken();
     expect(JSON.parse(Buffer.from(after.split('.')[0], 'base64url').toString()).kid).toBe(kid);
-    const jwks = await (await fetch(`${h.loginUrl}/jwks`)).json();
+    const jwks = (await (await fetch(`${h.loginUrl}/jwks`)).json()) as any;
     expect(jwks.keys.map((k: { kid: string }) => k.kid)).toEqual(expect.arrayContaining([kid, JSON.parse(Buffer.from(before.split('.')[0], 'base64url').toString()).kid]));
   });
 });

@@ -110,7 +110,7 @@ describe('the login host', () => {
   });
 
   it('serves the RS256 public keys at jwks_uri and on the API, without private parts', async () => {
-    const login = await (await fetch(`${h.loginUrl}/jwks`)).json();
+    const login = (await (await fetch(`${h.loginUrl}/jwks`)).json()) as any;
     const api = await (await fetch(`${h.apiUrl}/api/auth/end-user/jwks`)).json();
     expect(api).toEqual(login);
     expect(login.keys.length).toBeGreaterThan(0);
