@@ -208,6 +208,49 @@ function temporalCodecPaths() {
   };
 }
 
+const oauthError = z.object({ error: z.string(), error_description: z.string() });
+const jwks = z.object({ keys: z.array(z.record(z.string(), z.unknown())) });
+const identityApp = z.object({
+  client_key: z.string(),
+  client_uuid: z.string(),
+  name: z.string(),
+  redirect_uris: z.array(z.string()),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+/** End-user sign-in on the API's origin (the login host serves the OIDC endpoints on its own). */
+function identityPaths() {
+  return {
+    '/api/auth/end-user/token': {
+      post: {
+        operationId: 'exchangeEndUserCode',
+        summary: 'Exchange an authorization code (with its PKCE code_verifier) for an end-user token',
+        security: [],
+        requestBody: {
+          required: true,
+          content: json(z.object({ code: z.string(), code_verifier: z.string().regex(/^[A-Za-z0-9._~-]{43,128}$/) }), 'input'),
+        },
+        responses: {
+          ...ok(z.object({ token: z.string(), token_type: z.literal('Bearer'), expires_in: z.number().int() })),
+          '400': { description: 'RFC 6749 error: invalid_request, invalid_grant', content: json(oauthError) },
+          ...errors(413),
+        },
+      },
+    },
+    '/api/auth/end-user/jwks': {
+      get: { operationId: 'getEndUserJwks', summary: 'The RS256 public keys end-user tokens are signed with', security: [], responses: ok(jwks) },
+    },
+    '/api/apps': {
+      get: {
+        operationId: 'listApps',
+        summary: "The organization's apps (identity.app.provision); org members only",
+        responses: { ...ok(z.object({ apps: z.array(identityApp) })), ...errors(403), ...authenticated },
+      },
+    },
+  };
+}
+
 /** The OpenAPI 3.1 document, generated from the same zod schemas the API validates with. */
 let built: ReturnType<typeof buildOpenApiDocument> | undefined;
 
@@ -480,6 +523,7 @@ export function buildOpenApiDocument() {
       },
       ...schedulePaths(),
       ...temporalCodecPaths(),
+      ...identityPaths(),
       ...endUserAccountPaths(),
     },
   };
