@@ -305,10 +305,17 @@ describe('TOTP', () => {
     const badCode = await fresh.submit(challenge.body, '/sign-in/totp', { code: totpCode(enrol.body.secret, Date.now() - 10 * 60_000) });
     expect(badCode.status).toBe(400);
     expect(fresh.cookies.has('wes_login')).toBe(false);
-    const signedIn = await fresh.submit(badCode.body, '/sign-in/totp', { code: totpCode(enrol.body.secret) });
+    // The next step's code: the current one may be the one the confirmation used, and none is accepted twice.
+    const code = totpCode(enrol.body.secret, Date.now() + 30_000);
+    const signedIn = await fresh.submit(badCode.body, '/sign-in/totp', { code });
     expect(signedIn.status).toBe(302);
     expect(signedIn.location).toContain('/authorize?');
     expect(fresh.cookies.has('wes_login')).toBe(true);
+    const replay = new Browser();
+    const { answer: secondChallenge } = await signIn(replay, email, PASSWORD);
+    const replayed = await replay.submit(secondChallenge.body, '/sign-in/totp', { code });
+    expect(replayed.status).toBe(400);
+    expect(replay.cookies.has('wes_login')).toBe(false);
 
     expect((await api('/api/auth/end-user/mfa/totp', { method: 'DELETE', token })).status).toBe(204);
     const { answer: plain } = await signIn(new Browser(), email, PASSWORD);

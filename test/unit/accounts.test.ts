@@ -12,7 +12,7 @@ import { signInPage } from '../../src/accounts/pages/views';
 import { hashPassword, passwordSchema, verifyAgainstDecoy, verifyPassword } from '../../src/accounts/passwords';
 import { accountKey, clientKey, SignInThrottle } from '../../src/accounts/throttle';
 import { TotpChallenge } from '../../src/accounts/totp-challenge';
-import { checkTotp, newTotpSecret, otpauthUri, totpCode } from '../../src/accounts/totp';
+import { newTotpSecret, otpauthUri, totpCode, totpStep } from '../../src/accounts/totp';
 
 describe('passwords', () => {
   it('hashes with scrypt and a fresh salt, and verifies only the same password', async () => {
@@ -87,11 +87,13 @@ describe('TOTP (RFC 6238)', () => {
     const secret = newTotpSecret();
     expect(secret).toMatch(/^[A-Z2-7]{32}$/);
     const now = 1_700_000_000_000;
-    expect(checkTotp(secret, totpCode(secret, now), now)).toBe(true);
-    expect(checkTotp(secret, totpCode(secret, now - 30_000), now)).toBe(true);
-    expect(checkTotp(secret, totpCode(secret, now - 90_000), now)).toBe(false);
-    expect(checkTotp(secret, 123456, now)).toBe(false);
-    expect(checkTotp(secret, '12345', now)).toBe(false);
+    const step = Math.floor(now / 30_000);
+    expect(totpStep(secret, totpCode(secret, now), now)).toBe(step);
+    expect(totpStep(secret, totpCode(secret, now - 30_000), now)).toBe(step - 1);
+    expect(totpStep(secret, totpCode(secret, now + 30_000), now)).toBe(step + 1);
+    expect(totpStep(secret, totpCode(secret, now - 90_000), now)).toBeUndefined();
+    expect(totpStep(secret, 123456, now)).toBeUndefined();
+    expect(totpStep(secret, '12345', now)).toBeUndefined();
   });
 
   it('builds an otpauth URI an authenticator app reads', () => {
