@@ -9,6 +9,7 @@ import { ApiError } from '../common/api-error';
 import { CONFIG, DATABASE, LOGGER, MASTER_KEY } from '../common/di';
 import { loggableError } from '../common/loggable-error';
 import type { AppConfig } from '../config';
+import { appByClientKey, type IdentityApp } from '../identity/apps';
 import { createLoginSession, currentLoginSession, revokeLoginSession, sessionCookie } from '../identity/login-sessions';
 import type { Logger } from '../logger';
 import type { AuthorizeParams } from './authorize-params';
@@ -21,7 +22,7 @@ import { accountKey, clientKey, SignInThrottle } from './throttle';
 import { TotpChallenge } from './totp-challenge';
 import { newTotpSecret, otpauthUri, totpStep } from './totp';
 
-export type App = typeof identityApps.$inferSelect;
+export type App = IdentityApp;
 export type EndUser = typeof endUsers.$inferSelect;
 
 export type SignInOutcome =
@@ -66,10 +67,8 @@ export class AccountsService {
     return this.config.identity.loginUrl;
   }
 
-  async findApp(clientKeyValue: unknown): Promise<App | undefined> {
-    if (typeof clientKeyValue !== 'string' || clientKeyValue.length > 200) return undefined;
-    const [app] = await this.db.select().from(identityApps).where(eq(identityApps.clientKey, clientKeyValue));
-    return app;
+  async findApp(key: unknown): Promise<App | undefined> {
+    return typeof key === 'string' ? appByClientKey(this.db, key) : undefined;
   }
 
   async appByUuid(clientUuid: string): Promise<App | undefined> {

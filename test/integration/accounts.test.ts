@@ -211,9 +211,13 @@ describe('registration and sign-in (pages)', () => {
   });
 
   it('shows an error page for an unknown app, and never a form', async () => {
-    const res = await new Browser().get('/sign-in?client_key=ck_nope&redirect_uri=https%3A%2F%2Fevil.example%2F');
-    expect(res.status).toBe(400);
-    expect(res.body).not.toContain('<form');
+    for (const clientKey of ['ck_nope', 'ck_%00', '%F0%9F']) {
+      const res = await new Browser().get(`/sign-in?client_key=${clientKey}&redirect_uri=https%3A%2F%2Fevil.example%2F`);
+      expect(res.status).toBe(400);
+      expect(res.body).not.toContain('<form');
+    }
+    const register = await api('/api/auth/end-user/register', { token: null, body: { client_key: 'ck_\u0000', email: uniqueEmail(), password: PASSWORD } });
+    expect(register.status).toBe(422);
   });
 });
 
