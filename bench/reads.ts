@@ -112,6 +112,7 @@ async function readApi(stack: BenchStack, label: string, size: number, withHisto
     temporal: new TemporalClients(connection, stack.config.temporalNamespace, new MasterPayloadKeys(randomBytes(32))),
     connections: new ConnectionStore(database.db, SecretBox.derive(randomBytes(32), 'connections')),
     identity: new Identity(stack.config.identity, database.db, randomBytes(32)),
+    masterKey: randomBytes(32),
   });
   const port = await freePort();
   await app.listen(port, '127.0.0.1');

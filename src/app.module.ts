@@ -2,9 +2,10 @@ import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import type { ConnectionStore } from '../activities/connections';
 import type { DatabaseHandle } from '../db/client';
+import { AccountsModule } from './accounts/accounts.module';
 import { AuthModule } from './auth/auth.module';
 import { CatalogModule } from './catalog/catalog.module';
-import { CONFIG, CONNECTIONS, DATABASE, IDENTITY, LOGGER, TEMPORAL_CLIENTS } from './common/di';
+import { CONFIG, CONNECTIONS, DATABASE, IDENTITY, LOGGER, MASTER_KEY, TEMPORAL_CLIENTS } from './common/di';
 import { ConnectionsModule } from './connections/connections.module';
 import { ErrorFilter } from './common/error.filter';
 import type { AppConfig } from './config';
@@ -27,6 +28,7 @@ export interface AppDependencies {
   database: DatabaseHandle;
   temporal: TemporalClients;
   connections: ConnectionStore;
+  masterKey: Buffer;
   identity: Identity;
 }
 
@@ -41,6 +43,7 @@ export class CoreModule {
       { provide: DATABASE, useValue: deps.database },
       { provide: TEMPORAL_CLIENTS, useValue: deps.temporal },
       { provide: CONNECTIONS, useValue: deps.connections },
+      { provide: MASTER_KEY, useValue: deps.masterKey },
       { provide: IDENTITY, useValue: deps.identity },
     ];
     return { module: CoreModule, providers, exports: providers.map((p) => p.provide) };
@@ -57,6 +60,7 @@ export class AppModule {
         CoreModule.forRoot(deps),
         HealthModule,
         AuthModule,
+        AccountsModule,
         LimitsModule,
         CatalogModule,
         RunsModule,

@@ -3,6 +3,7 @@ import { originOf } from '../activities/origin';
 import { parseAllowHttpHosts } from '../activities/outbound';
 import { type OutboundAllowList, parseOutboundAllow } from '../activities/outbound-allow';
 import { projectRoot } from '../db/client';
+import { type AccountsConfig, loadAccountsConfig } from './accounts/accounts.config';
 import { type LimitsConfig, loadLimits } from './limits/limits.config';
 import { type CodecAuthSettings, parseCodecAuth } from './temporal-codec/codec-auth.config';
 import { parseTracing, type TracingSettings } from './telemetry/tracing';
@@ -45,6 +46,8 @@ export interface AppConfig {
   tracing?: TracingSettings;
   devBootstrap: boolean;
   limits: LimitsConfig;
+  /** End-user accounts: mail and sign-in throttling. */
+  accounts: AccountsConfig;
   /** End-user sign-in (README, End-user sign-in). */
   identity: IdentityConfig;
 }
@@ -144,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     tracing: parseTracing(env),
     devBootstrap: env.DEV_BOOTSTRAP === '1',
     limits: loadLimits(env),
+    accounts: loadAccountsConfig(env, dataDir),
     identity: parseIdentity(env, port),
   };
 }

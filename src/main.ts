@@ -53,7 +53,7 @@ async function main() {
     // Every payload this process hands to Temporal is encrypted: the API's under the organization of the request.
     const temporal = new TemporalClients(connection, config.temporalNamespace, new MasterPayloadKeys(masterKey), Boolean(tracing));
     const identity = new Identity(config.identity, database.db, masterKey);
-    const deps = { config, logger, database, temporal, connections, identity };
+    const deps = { config, logger, database, temporal, connections, identity, masterKey };
     const app = await createApi(deps);
     const loginHost = await createLoginHost(deps);
     await app.listen(config.port, config.host);

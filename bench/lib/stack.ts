@@ -193,7 +193,7 @@ export async function startStack(): Promise<BenchStack> {
     const apiConnection = Connection.lazy({ address: config.temporalAddress });
     const apiClients = new TemporalClients(apiConnection, config.temporalNamespace, new MasterPayloadKeys(masterKey));
     const identity = new Identity(config.identity, database.db, masterKey);
-    const app: INestApplication = await createApi({ config, logger, database, temporal: apiClients, connections, identity });
+    const app: INestApplication = await createApi({ config, logger, database, temporal: apiClients, connections, identity, masterKey });
     await app.listen(config.port, config.host);
     closers.push(() => apiConnection.close());
     closers.push(() => app.close());

@@ -1,4 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { AccountPagesModule } from '../accounts/account-pages.module';
 import { type AppDependencies, CoreModule } from '../app.module';
 import { LoginHostController } from './login-host.controller';
 
@@ -11,7 +12,7 @@ export class LoginHostModule {
   static forRoot(deps: AppDependencies): DynamicModule {
     return {
       module: LoginHostModule,
-      imports: [CoreModule.forRoot(deps)],
+      imports: [CoreModule.forRoot(deps), AccountPagesModule],
       controllers: [LoginHostController],
     };
   }

@@ -1,4 +1,17 @@
 import { z } from 'zod';
+import {
+  emailVerified,
+  passwordResetBody,
+  passwordResetCompleteBody,
+  registerBody,
+  registered,
+  resetAccepted,
+  resetCompleted,
+  totpConfirmBody,
+  totpEnabled,
+  totpEnrolment,
+  verifyEmailBody,
+} from '../accounts/account-schemas';
 import { definitions } from '../../workflows/registry';
 import { jsonSchema } from '../catalog/catalog.service';
 import { plugins } from '../plugins/plugins';
@@ -242,6 +255,66 @@ function identityPaths() {
 let built: ReturnType<typeof buildOpenApiDocument> | undefined;
 
 /** Built once per process: the API serves it, and the 405 middleware reads its paths. */
+/** End-user accounts (src/accounts/): registration and email links need no token; the mfa routes take an end-user token. */
+function endUserAccountPaths() {
+  const publicPost = (operationId: string, summary: string, body: z.ZodType, status: string, result: z.ZodType, statuses: number[]) => ({
+    post: {
+      operationId,
+      summary,
+      security: [],
+      requestBody: { required: true, content: json(body, 'input') },
+      responses: { ...ok(result, status), ...withBody, ...errors(...statuses) },
+    },
+  });
+  return {
+    '/api/auth/end-user/register': publicPost(
+      'registerEndUser',
+      "Create an end-user account in an app and email it a verification link (409: the email is taken in that app)",
+      registerBody,
+      '201',
+      registered,
+      [409, 422],
+    ),
+    '/api/auth/end-user/verify-email': publicPost('verifyEndUserEmail', "Confirm an end user's email with the token of its link", verifyEmailBody, '200', emailVerified, [422]),
+    '/api/auth/end-user/password-reset': publicPost(
+      'requestEndUserPasswordReset',
+      'Email a reset link if the account exists (202 either way)',
+      passwordResetBody,
+      '202',
+      resetAccepted,
+      [422],
+    ),
+    '/api/auth/end-user/password-reset/complete': publicPost(
+      'completeEndUserPasswordReset',
+      "Set a new password with the token of a reset link; signs the account out everywhere",
+      passwordResetCompleteBody,
+      '200',
+      resetCompleted,
+      [422],
+    ),
+    '/api/auth/end-user/mfa/totp': {
+      post: {
+        operationId: 'enrolEndUserTotp',
+        summary: 'Start TOTP enrolment for the signed-in end user (end-user token): a new secret to confirm',
+        responses: { ...ok(totpEnrolment), ...errors(403, 409), ...authenticated },
+      },
+      delete: {
+        operationId: 'removeEndUserTotp',
+        summary: 'Turn TOTP off for the signed-in end user (end-user token)',
+        responses: { '204': { description: 'TOTP removed' }, ...errors(403), ...authenticated },
+      },
+    },
+    '/api/auth/end-user/mfa/totp/confirm': {
+      post: {
+        operationId: 'confirmEndUserTotp',
+        summary: 'Turn TOTP on with a current code for the enrolled secret (end-user token)',
+        requestBody: { required: true, content: json(totpConfirmBody, 'input') },
+        responses: { ...ok(totpEnabled), ...withBody, ...errors(403, 409, 422), ...authenticated },
+      },
+    },
+  };
+}
+
 export function openApiDocument() {
   return (built ??= buildOpenApiDocument());
 }
@@ -451,6 +524,7 @@ export function buildOpenApiDocument() {
       ...schedulePaths(),
       ...temporalCodecPaths(),
       ...identityPaths(),
+      ...endUserAccountPaths(),
     },
   };
   for (const [path, operations] of Object.entries(document.paths)) {
