@@ -141,6 +141,10 @@ describe('registration and sign-in (pages)', () => {
     const registerLink = signInPage.body.match(/href="(\/register\?[^"]+)"/)![1].replace(/&amp;/g, '&');
     const form = await browser.get(registerLink);
     expect(form.status).toBe(200);
+    const short = await browser.submit(form.body, '/register', { email, password: 'seven77' });
+    expect(short.status).toBe(422);
+    expect(short.body).toContain('The password must be at least 8 characters.');
+    expect(mailsTo(email)).toEqual([]);
     const done = await browser.submit(form.body, '/register', { email, password: PASSWORD });
     expect(done.status).toBe(201);
     expect(done.body).toContain('Check your email');
