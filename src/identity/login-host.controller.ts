@@ -4,7 +4,7 @@ import { CONFIG, DATABASE, IDENTITY } from '../common/di';
 import type { AppConfig } from '../config';
 import type { DatabaseHandle } from '../../db/client';
 import { appByClientKey, isRegisteredRedirect } from './apps';
-import { issueCode, OAuthError, redeemCode, S256_CHALLENGE } from './authorization-codes';
+import { issueCode, OAuthError, pruneCodes, redeemCode, S256_CHALLENGE } from './authorization-codes';
 import { errorPage } from './error-page';
 import type { Identity } from './identity';
 import { currentLoginSession } from './login-sessions';
@@ -113,6 +113,7 @@ export class LoginHostController {
       end_user_uuid: session.end_user_uuid,
       nonce,
     });
+    await pruneCodes(this.database.db, this.identity.tokens.ttlSeconds);
     back({ code });
   }
 
