@@ -1,5 +1,8 @@
-import { decodeJwt } from 'jose';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { api, stackEnv, waitForTerminal } from '../support/api';
+import { waitFor } from '../support/ports';
 import { Browser, closeBrowsers, loginUrl, type ProvisionedApp, provisionApp, uniqueEmail, waitForLink } from '../support/accounts';
 
 /**
@@ -178,5 +181,35 @@ describe('an end user on the run API', () => {
     );
     expect(foreign.status).toBe('FAILED');
     expect(foreign.state_data.failure_type).toBe('not_found');
+  });
+});
+
+describe('signing key rotation', () => {
+  /** The CLI as an operator runs it, against the stack's database (through the API's admin socket on PGlite). */
+  const cli = (...args: string[]) => {
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', ENGINE_SECRET_KEY: process.env.TEST_ENGINE_SECRET_KEY };
+    if (process.env.TEST_DATABASE_URL) env.DATABASE_URL = process.env.TEST_DATABASE_URL;
+    else env.DATA_DIR = path.join(process.env.TEST_WORK_DIR!, 'data');
+    return execFileSync(process.execPath, ['dist/src/cli.js', ...args], { env, encoding: 'utf8' });
+  };
+
+  it('npm run cli -- keys rotate: new tokens are signed with the new key; tokens signed before verify until they expire', async () => {
+    const user = await verifiedAccount();
+    const before = (await signInWithOauth4webapi(user.email)).result.access_token;
+    const oldKid = decodeProtectedHeader(before).kid;
+    const { kid } = JSON.parse(cli('keys', 'rotate', '--json'));
+    expect(kid).toEqual(expect.any(String));
+    expect(kid).not.toBe(oldKid);
+    // Another API process re-reads the keys within 30 s; on PGlite the CLI went through this one.
+    const kids = await waitFor('the new key in the JWKS', async () => {
+      const jwks = (await (await fetch(`${loginUrl()}/jwks`)).json()) as { keys: Array<{ kid: string }> };
+      const all = jwks.keys.map((k) => k.kid);
+      return all.includes(kid) ? all : undefined;
+    }, 40_000, 500);
+    expect(kids).toContain(oldKid);
+    expect((await api('/api/auth/me', { token: before })).status).toBe(200);
+    const after = (await signInWithOauth4webapi(user.email)).result.access_token;
+    expect(decodeProtectedHeader(after).kid).toBe(kid);
+    expect((await api('/api/auth/me', { token: after })).status).toBe(200);
   });
 });
