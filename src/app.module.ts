@@ -3,16 +3,19 @@ import { APP_FILTER } from '@nestjs/core';
 import type { ConnectionStore } from '../activities/connections';
 import type { HookStore } from '../activities/hooks/store';
 import type { DatabaseHandle } from '../db/client';
+import { AccountsModule } from './accounts/accounts.module';
 import { AuthModule } from './auth/auth.module';
 import { CatalogModule } from './catalog/catalog.module';
 import { CompositionsModule } from './compositions/compositions.module';
-import { CONFIG, CONNECTIONS, DATABASE, HOOKS, LOGGER, TEMPORAL_CLIENTS } from './common/di';
+import { CONFIG, CONNECTIONS, DATABASE, HOOKS, IDENTITY, LOGGER, MASTER_KEY, TEMPORAL_CLIENTS } from './common/di';
 import { ConnectionsModule } from './connections/connections.module';
 import { EntitlementsModule } from './entitlements/entitlements.module';
 import { ErrorFilter } from './common/error.filter';
 import type { AppConfig } from './config';
 import { HealthModule } from './health/health.module';
 import { HooksModule } from './hooks/hooks.module';
+import type { Identity } from './identity/identity';
+import { IdentityModule } from './identity/identity.module';
 import { LimitsModule } from './limits/limits.module';
 import { McpModule } from './mcp/mcp.module';
 import type { Logger } from './logger';
@@ -31,11 +34,14 @@ export interface AppDependencies {
   temporal: TemporalClients;
   connections: ConnectionStore;
   hooks: HookStore;
+  masterKey: Buffer;
+  identity: Identity;
 }
 
+/** What main.ts built, for every module of the API and of the login host. */
 @Global()
 @Module({})
-class CoreModule {
+export class CoreModule {
   static forRoot(deps: AppDependencies): DynamicModule {
     const providers = [
       { provide: CONFIG, useValue: deps.config },
@@ -44,6 +50,8 @@ class CoreModule {
       { provide: TEMPORAL_CLIENTS, useValue: deps.temporal },
       { provide: CONNECTIONS, useValue: deps.connections },
       { provide: HOOKS, useValue: deps.hooks },
+      { provide: MASTER_KEY, useValue: deps.masterKey },
+      { provide: IDENTITY, useValue: deps.identity },
     ];
     return { module: CoreModule, providers, exports: providers.map((p) => p.provide) };
   }
@@ -59,6 +67,7 @@ export class AppModule {
         CoreModule.forRoot(deps),
         HealthModule,
         AuthModule,
+        AccountsModule,
         LimitsModule,
         CatalogModule,
         RunsModule,
@@ -69,6 +78,7 @@ export class AppModule {
         PaymentsModule,
         EntitlementsModule,
         HooksModule,
+        IdentityModule,
         TemporalCodecModule,
         OpenApiModule,
         McpModule,

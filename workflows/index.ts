@@ -15,6 +15,9 @@ import { createRedirect } from './hook-create-redirect';
 import { expirePendingEvents } from './hook-expire-pending-events';
 import { receiveWebhook } from './hook-receive-webhook';
 import { replayEvent } from './hook-replay-event';
+import { appConfigureClient } from './identity-app-configure-client';
+import { appProvision } from './identity-app-provision';
+import { endUserSessionRevoke } from './identity-end-user-session-revoke';
 import { makeWorkflow } from './runtime/engine';
 import { webhookEndpointCreateVerifyAndReplay } from './webhook-endpoint-create-verify-and-replay';
 import { composedWorkflow } from './composition/workflow';
@@ -35,6 +38,9 @@ export const hookReplayEvent = makeWorkflow(replayEvent);
 export const hookAcknowledgeEvent = makeWorkflow(acknowledgeEvent);
 export const hookExpirePendingEvents = makeWorkflow(expirePendingEvents);
 export const webhookEndpointCreateVerifyAndReplayWorkflow = makeWorkflow(webhookEndpointCreateVerifyAndReplay);
+export const identityAppProvision = makeWorkflow(appProvision);
+export const identityAppConfigureClient = makeWorkflow(appConfigureClient);
+export const identityEndUserSessionRevoke = makeWorkflow(endUserSessionRevoke);
 
 export {
   composedWorkflow as virtual,
@@ -51,4 +57,7 @@ export {
   hookAcknowledgeEvent as 'hook.acknowledge-event',
   hookExpirePendingEvents as 'hook.expire-pending-events',
   webhookEndpointCreateVerifyAndReplayWorkflow as 'webhook.endpoint.create-verify-and-replay',
+  identityAppProvision as 'identity.app.provision',
+  identityAppConfigureClient as 'identity.app.configure-client',
+  identityEndUserSessionRevoke as 'identity.end-user.session.revoke',
 };

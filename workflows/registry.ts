@@ -10,6 +10,9 @@ import { createRedirect } from './hook-create-redirect';
 import { expirePendingEvents } from './hook-expire-pending-events';
 import { receiveWebhook } from './hook-receive-webhook';
 import { replayEvent } from './hook-replay-event';
+import { appConfigureClient } from './identity-app-configure-client';
+import { appProvision } from './identity-app-provision';
+import { endUserSessionRevoke } from './identity-end-user-session-revoke';
 import type { WorkflowDefinition } from './runtime/definition';
 import { webhookEndpointCreateVerifyAndReplay } from './webhook-endpoint-create-verify-and-replay';
 
@@ -28,6 +31,9 @@ export const definitions: readonly WorkflowDefinition[] = [
   acknowledgeEvent,
   expirePendingEvents,
   webhookEndpointCreateVerifyAndReplay,
+  appProvision,
+  appConfigureClient,
+  endUserSessionRevoke,
 ];
 
 export function findDefinition(workflowType: string): WorkflowDefinition | undefined {

@@ -1,29 +1,33 @@
 import { Controller, Get, Param, Query, UsePipes } from '@nestjs/common';
-import { CurrentPrincipal, type Principal } from '../auth/principal';
+import { AllowEndUsers, CurrentPrincipal, type Principal } from '../auth/principal';
 import { StorableTextPipe } from '../common/storable-text.pipe';
 import { CatalogService } from './catalog.service';
 
 @Controller('workflows/types')
 @UsePipes(StorableTextPipe)
+// End users see only the types exposed to them.
+@AllowEndUsers()
 export class CatalogController {
   constructor(private readonly catalog: CatalogService) {}
 
   @Get()
   list(@CurrentPrincipal() principal: Principal, @Query('prefix') prefix?: string) {
-    return this.catalog.listTypesFor(principal.organization_uuid, typeof prefix === 'string' ? prefix : undefined);
+    return this.catalog.listTypesFor(principal, typeof prefix === 'string' ? prefix : undefined);
   }
 
   @Get(':type')
   async definition(@CurrentPrincipal() principal: Principal, @Param('type') type: string) {
-    return this.catalog.describe(await this.catalog.resolve(type, principal.organization_uuid));
+    return this.catalog.describe(await this.catalog.resolveFor(type, principal));
   }
 
   @Get(':type/schema')
   async schema(@CurrentPrincipal() principal: Principal, @Param('type') type: string) {
-    return this.catalog.schemaOf(await this.catalog.resolve(type, principal.organization_uuid));
+    return this.catalog.schemaOf(await this.catalog.resolveFor(type, principal));
   }
 
+  // It names the organization's connections.
   @Get(':type/prerequisites')
+  @AllowEndUsers(false)
   prerequisites(@CurrentPrincipal() principal: Principal, @Param('type') type: string) {
     return this.catalog.getPrerequisites(type, principal.organization_uuid);
   }

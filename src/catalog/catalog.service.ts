@@ -4,6 +4,7 @@ import type { WorkflowDefinition } from '../../workflows/runtime/definition';
 import { CHILD_RETRY } from '../../workflows/runtime/dag';
 import { childWorkflowId, type DagPlan, runningState } from '../../workflows/runtime/dag-plan';
 import type { ConnectionStore } from '../../activities/connections';
+import { isEndUser, type Principal } from '../auth/principal';
 import { notFound } from '../common/api-error';
 import { CONNECTIONS } from '../common/di';
 import { jsonSchema } from './json-schema';
@@ -45,9 +46,9 @@ export class CatalogService {
     private readonly compositions: CompositionsService,
   ) {}
 
-  /** The built-in types and the organization's composed types. */
-  async listTypesFor(organizationUuid: string, prefix?: string) {
-    return this.listTypes(prefix, await this.compositions.listTypes(organizationUuid));
+  /** The built-in types and the organization's composed types; an end user sees only those exposed to end users. */
+  async listTypesFor(principal: Principal, prefix?: string) {
+    return this.listTypes(prefix, await this.compositions.listTypes(principal.organization_uuid), principal);
   }
 
   /** A built-in type, or one of the organization's composed types; anything else (another organization's) is a 404. */
@@ -57,8 +58,17 @@ export class CatalogService {
     return def;
   }
 
-  listTypes(prefix?: string, composed: readonly WorkflowDefinition[] = []) {
-    const matching = [...definitions, ...composed].filter((d) => !prefix || d.workflow_type.startsWith(prefix));
+  /** As resolve, and a type an end user is not exposed to is not in their catalog: 404 like an unknown one. */
+  async resolveFor(workflowType: string, principal: Principal): Promise<WorkflowDefinition> {
+    const def = await this.resolve(workflowType, principal.organization_uuid);
+    if (isEndUser(principal) && !def.exposed_to_end_users) throw notFound(`workflow type ${workflowType}`);
+    return def;
+  }
+
+  listTypes(prefix?: string, composed: readonly WorkflowDefinition[] = [], principal?: Principal) {
+    const matching = [...definitions, ...composed].filter(
+      (d) => (!prefix || d.workflow_type.startsWith(prefix)) && (!isEndUser(principal) || d.exposed_to_end_users),
+    );
     const counts = new Map<string, number>();
     for (const d of matching) {
       const ns = d.workflow_type.split('.')[0];
@@ -76,6 +86,7 @@ export class CatalogService {
     };
   }
 
+  /** A built-in type (no organization's composed types). */
   require(workflowType: string): WorkflowDefinition {
     const def = findDefinition(workflowType);
     if (!def) throw notFound(`workflow type ${workflowType}`);

@@ -12,6 +12,7 @@ import { createEsignActivities } from '../../activities/esign';
 import { createHookActivities } from '../../activities/hooks/activities';
 import { createHookPlanCheckActivities } from '../../activities/hooks/plan-check';
 import type { HookStore } from '../../activities/hooks/store';
+import { createIdentityActivities } from '../../activities/identity';
 import { organizationLogAttributes } from '../../activities/log-attributes';
 import { parseOutboundAllow } from '../../activities/outbound-allow';
 import { createOutboundDispatcher } from '../../activities/outbound-dispatcher';
@@ -85,6 +86,7 @@ export function workerActivities(config: AppConfig, database: DatabaseHandle, co
     ...createPaymentsActivities({ db: database.db, connections, toleranceSeconds: config.paymentsWebhookToleranceSeconds }),
     ...createHookActivities({ ...http, outboundAllow: config.outboundAllow, publicApiUrl: config.publicApiUrl, store: hooks, connections }),
     ...createHookPlanCheckActivities({ allowHttpHosts: config.allowHttpHosts, outboundAllow: config.outboundAllow, publicApiUrl: config.publicApiUrl, store: hooks, connections }),
+    ...createIdentityActivities(database.db, config.identity.loginUrl),
   };
 }
 

@@ -19,6 +19,9 @@ import { type DatabaseHandle, openDatabase, projectRoot } from '../../db/client'
 import { compileComposition } from '../../src/compositions/compile';
 import type { ComposedRunInput } from '../../workflows/composition/definition';
 import { findDefinition } from '../../workflows/registry';
+import { createIdentityActivities } from '../../activities/identity';
+import { endUsers } from '../../db/schema';
+import { createLoginSession, sessionIdOf } from '../../src/identity/login-sessions';
 import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
 import { DBHOST_VALID_TOKEN, startDbhostDouble } from '../doubles/dbhost-double';
 import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
@@ -85,6 +88,7 @@ describe('record workflow histories', () => {
           store: hookStore,
           connections,
         }),
+        ...createIdentityActivities(database.db, 'http://127.0.0.1:3001'),
       },
     });
     running = worker.run();
@@ -296,5 +300,36 @@ describe('record workflow histories', () => {
     const retried: ComposedRunInput = { organization_uuid: org, initial_data: {}, composition, resume: { reason: 'retry', ...checkpoint.checkpoint!, attempt: 2 } };
     const outcome = await record('virtual-step-failed@retried', 'virtual', retried, 'virtual-step-failed');
     expect(outcome).toMatchObject({ status: 'succeeded', remove: { status_code: 204 } });
+  });
+
+  it('records the identity types: provision, configure-client, session revoke, and their failures', async () => {
+    const provisioned = await record('identity-provision-completed', 'identity.app.provision', {
+      organization_uuid: org,
+      initial_data: { name: 'Recorded app', redirect_uris: ['https://app.example.test/callback', 'http://127.0.0.1:5173/cb'] },
+    });
+    await record('identity-provision-invalid-input-failed', 'identity.app.provision', {
+      organization_uuid: org,
+      initial_data: { name: 'Bad', redirect_uris: ['http://app.example.test/callback'] },
+    });
+    const { client_key, client_uuid } = provisioned as { client_key: string; client_uuid: string };
+    await record('identity-configure-completed', 'identity.app.configure-client', {
+      organization_uuid: org,
+      initial_data: { client_key, add_redirect_uris: ['https://app.example.test/other'], remove_redirect_uris: ['http://127.0.0.1:5173/cb'] },
+    });
+    await record('identity-configure-not-found-failed', 'identity.app.configure-client', {
+      organization_uuid: 'org_someone_else',
+      initial_data: { client_key, add_redirect_uris: ['https://evil.example.test/cb'] },
+    });
+    const endUserUuid = 'b6c0a1de-5e11-4c71-9d0e-6d1f0f3c2a10';
+    await database.db.insert(endUsers).values({ endUserUuid, organizationUuid: org, clientUuid: client_uuid, email: 'rec@example.test', passwordHash: 'x' });
+    const { sid } = await createLoginSession(database.db, { end_user_uuid: endUserUuid, client_uuid, organization_uuid: org });
+    await record('identity-revoke-completed', 'identity.end-user.session.revoke', {
+      organization_uuid: org,
+      initial_data: { sid: sessionIdOf(sid), end_user_uuid: endUserUuid, client_uuid },
+    });
+    await record('identity-revoke-not-found-failed', 'identity.end-user.session.revoke', {
+      organization_uuid: org,
+      initial_data: { sid: sessionIdOf(sid) },
+    });
   });
 });
