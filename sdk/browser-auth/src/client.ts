@@ -326,7 +326,7 @@ export function createAuthClient(options: AuthClientOptions): AuthClient {
 
     authorizationHeader,
 
-    fetch(input, init) {
+    async fetch(input, init) {
       const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
       headers.set('authorization', authorizationHeader());
       const target = typeof input === 'string' && input.startsWith('/') ? `${identityApi}${input}` : input;
