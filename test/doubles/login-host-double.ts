@@ -37,7 +37,7 @@ export class LoginHostDouble {
   readonly email = 'ada@example.test';
   issued: string[] = [];
   private readonly codes = new Map<string, { challenge: string; clientKey: string }>();
-  private keys: Array<{ kid: string; privateKey: CryptoKey; publicJwk: JWK }> = [];
+  private keys: Array<{ kid: string; privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey']; publicJwk: JWK }> = [];
 
   get issuer() {
     return this.login.url;

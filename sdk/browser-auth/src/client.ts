@@ -125,12 +125,18 @@ export function createAuthClient(options: AuthClientOptions): AuthClient {
     }
   }
 
+  /** renewSkewSeconds before expiry; at half the time left when the token lives shorter than the skew, so renewals never loop. */
+  function renewDelay(session: Session): number {
+    const left = session.expiresAt.getTime() - Date.now();
+    return left > skewMs ? left - skewMs : left / 2;
+  }
+
   function stopTimer() {
     clearTimeout(timer);
     timer = undefined;
   }
 
-  function schedule(session: Session, delayMs = session.expiresAt.getTime() - skewMs - Date.now()) {
+  function schedule(session: Session, delayMs = renewDelay(session)) {
     stopTimer();
     if (!autoRenew || framed) return;
     timer = setTimeout(
