@@ -10,7 +10,8 @@ import { listen, type Listening } from '../support/browser-auth';
  *                the user counts as signed in); prompt=none follows `promptNone`.
  * API origin     POST /api/auth/end-user/token {code, code_verifier} (S256 checked, single use),
  *                GET /api/auth/end-user/jwks, POST /api/auth/end-user/register,
- *                POST /api/workflows/start (recorded), with CORS for any origin.
+ *                POST /api/workflows/start and GET /api/workflows/{id}/stream (a two-transition run) for
+ *                tokens it issued, with CORS for any origin.
  * Knobs let a test forge what a hostile or broken login host would send back.
  */
 export interface DoubleRequest {
@@ -145,7 +146,23 @@ export class LoginHostDouble {
       if (email?.startsWith('taken@')) return json(409, { error: { code: 'email_taken', message: 'this email is registered', details: [] } });
       return json(201, { end_user_uuid: randomUUID(), email_verification: 'sent' });
     }
+    if (url.startsWith('/api/workflows/') && !this.issued.some((t) => req.headers.authorization === `Bearer ${t}`)) {
+      return json(401, { error: { code: 'unauthorized', message: 'a bearer token is required', details: [] } });
+    }
     if (url === '/api/workflows/start') return json(201, { workflow_id: `wf_${randomUUID()}`, state_name: 'PENDING', is_terminal: false });
+    if (/^\/api\/workflows\/wf_[^/]+\/stream$/.test(url)) {
+      // The run API's stream wire format: transition events (id = seq), then completed.
+      res.writeHead(200, { ...cors, 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      const steps = [
+        ['PENDING', 'RUNNING', 'start'],
+        ['RUNNING', 'COMPLETED', 'finish'],
+      ];
+      for (const [i, [from, to, action]] of steps.entries()) {
+        res.write(`event: transition\nid: ${i + 1}\ndata: ${JSON.stringify({ seq: i + 1, from, to, action, at: new Date().toISOString() })}\n\n`);
+        await new Promise((r) => setTimeout(r, 150));
+      }
+      return void res.end(`event: completed\ndata: ${JSON.stringify({ state_data: { ok: true } })}\n\n`);
+    }
     json(404, { error: { code: 'not_found', message: 'not found', details: [] } });
   }
 }

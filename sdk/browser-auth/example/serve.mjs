@@ -53,4 +53,3 @@ server.listen(port, env.EXAMPLE_HOST ?? '127.0.0.1', () => {
   // The test reads this line to learn the port when EXAMPLE_PORT=0.
   console.log(`example app: http://127.0.0.1:${actual}/ (register http://127.0.0.1:${actual}/ as a redirect URI)`);
 });
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.close(() => process.exit(0)));
