@@ -6,7 +6,8 @@ import { startExampleApp, type ExampleApp } from '../support/example-app';
 /**
  * The sample app (sdk/browser-auth/example, served by its own serve.mjs) in headless Chromium
  * against the login host double: sign in, email shown, a run started and its streamed transitions
- * shown, a silent renewal handed over by the example page loaded in the hidden frame, sign out.
+ * shown, a silent renewal handed over by the example page loaded in the hidden frame, login_required
+ * on the next one, sign in again, sign out.
  * test/integration/browser-auth-e2e.test.ts runs the same app against the real service.
  */
 jest.setTimeout(60_000);
@@ -40,13 +41,13 @@ if (!chromiumInstalled) {
     await login?.stop();
   });
 
-  it('signs in, shows the email, streams a run, renews silently and signs out', async () => {
+  it('signs in, shows the email, streams a run, renews silently, meets login_required, signs in again and out', async () => {
     await page.goto(`${example.url}/`);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.locator('#email', { hasText: login.email }).waitFor();
     expect(page.url()).toBe(`${example.url}/`);
 
-    await page.getByRole('button', { name: /Start demo\.exposed/ }).click();
+    await page.getByRole('button', { name: 'Start the run' }).click();
     await page.locator('#result', { hasText: 'Completed.' }).waitFor();
     expect(await page.locator('#transitions li').allInnerTexts()).toEqual(['PENDING → RUNNING (start)', 'RUNNING → COMPLETED (finish)']);
     const bearer = `Bearer ${login.issued[0]}`;
@@ -63,11 +64,19 @@ if (!chromiumInstalled) {
     expect(login.silentAuthorizes()).toBe(1);
     expect(await page.locator('#email').innerText()).toBe(login.email);
 
+    login.promptNone = 'login_required';
+    await page.getByRole('button', { name: 'Renew now' }).click();
+    await page.locator('#renew-result', { hasText: 'Renewal failed: LoginRequiredError.' }).waitFor();
+    expect(await page.locator('#status').innerText()).toBe('Your session has ended: sign in again.');
+    expect(await page.locator('#signed-in').isHidden()).toBe(true);
+
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#email', { hasText: login.email }).waitFor();
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.locator('#sign-in').waitFor();
     expect(await page.locator('#signed-in').isHidden()).toBe(true);
     const revoke = login.requests.find((r) => r.url === '/api/workflows/start' && r.body.includes('session.revoke'))!;
-    expect(revoke.authorization).toBe(`Bearer ${login.issued[1]}`);
+    expect(revoke.authorization).toBe(`Bearer ${login.issued[2]}`);
     expect(JSON.parse(revoke.body)).toEqual({ workflow_type: 'identity.end-user.session.revoke', initial_data: { sid: login.sid } });
   });
 });

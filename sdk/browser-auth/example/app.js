@@ -49,7 +49,7 @@ async function startRun() {
   const started = await auth.fetch('/api/workflows/start', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ workflow_type: config.workflowType, initial_data: config.workflowInput }),
+    body: JSON.stringify({ workflow_type: config.workflowType, initial_data: JSON.parse($('input').value) }),
   });
   const run = await started.json();
   if (!started.ok) {
@@ -74,18 +74,28 @@ async function startRun() {
 }
 
 $('workflow-type').textContent = config.workflowType;
-$('start').hidden = !config.workflowType;
+$('input').value = JSON.stringify(config.workflowInput);
+$('start-form').hidden = !config.workflowType;
 $('sign-in').addEventListener('click', () => auth.signIn());
+$('renew').addEventListener('click', async () => {
+  try {
+    const session = await auth.renew();
+    $('renew-result').textContent = `Renewed until ${session.expiresAt.toLocaleTimeString()}.`;
+  } catch (error) {
+    $('renew-result').textContent = `Renewal failed: ${error.name}.`;
+  }
+});
 $('sign-out').addEventListener('click', async () => {
   await auth.signOut();
   show(null);
 });
-$('start').addEventListener('click', () =>
+$('start-form').addEventListener('submit', (event) => {
+  event.preventDefault();
   startRun().catch((error) => {
     if (error instanceof LoginRequiredError) show(null, 'Sign in first.');
     else $('result').textContent = `Error: ${error.message}`;
-  }),
-);
+  });
+});
 
 try {
   show(await auth.handleCallback() ?? auth.getSession());
