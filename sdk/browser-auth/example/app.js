@@ -78,6 +78,7 @@ $('input').value = JSON.stringify(config.workflowInput);
 $('start-form').hidden = !config.workflowType;
 $('sign-in').addEventListener('click', () => auth.signIn());
 $('renew').addEventListener('click', async () => {
+  $('renew-result').textContent = 'Renewing…';
   try {
     const session = await auth.renew();
     $('renew-result').textContent = `Renewed until ${session.expiresAt.toLocaleTimeString()}.`;
