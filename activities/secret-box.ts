@@ -7,7 +7,11 @@ import path from 'node:path';
  * ENGINE_SECRET_KEY: one key per purpose, so connection secrets and Temporal
  * payloads never share a key.
  */
-export type KeyPurpose = 'connections' | 'temporal-payloads';
+export type KeyPurpose = 'connections' | 'temporal-payloads' | 'signing-keys' | 'end-user-totp' | 'login-flow' | 'login-csrf';
+
+/** The 32-byte key for one purpose. */
+export const deriveKey = (master: Buffer, purpose: KeyPurpose): Buffer =>
+  Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `workflow-engine/${purpose}`, 32));
 
 export class SecretBox {
   readonly keyId: string;
@@ -18,7 +22,7 @@ export class SecretBox {
   }
 
   static derive(master: Buffer, purpose: KeyPurpose): SecretBox {
-    return new SecretBox(Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `workflow-engine/${purpose}`, 32)));
+    return new SecretBox(deriveKey(master, purpose));
   }
 
   /**

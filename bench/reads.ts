@@ -16,6 +16,7 @@ import { request } from './lib/http';
 import { type BenchOutcome, ms, report, type SummaryLine, verdict } from './lib/report';
 import { type BenchStack, envNumber, scaled, scratchDir } from './lib/stack';
 import { ratio, round, sideBySide, summarize } from './lib/stats';
+import { Identity } from '../src/identity/identity';
 
 const ORGS = 100;
 const HISTORY_SIZES = [10, 100, 1000];
@@ -110,6 +111,8 @@ async function readApi(stack: BenchStack, label: string, size: number, withHisto
     database,
     temporal: new TemporalClients(connection, stack.config.temporalNamespace, new MasterPayloadKeys(randomBytes(32))),
     connections: new ConnectionStore(database.db, SecretBox.derive(randomBytes(32), 'connections')),
+    identity: new Identity(stack.config.identity, database.db, randomBytes(32)),
+    masterKey: randomBytes(32),
   });
   const port = await freePort();
   await app.listen(port, '127.0.0.1');

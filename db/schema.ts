@@ -52,6 +52,9 @@ export const runs = pgTable(
     stateData: jsonb('state_data'),
     // The schedule whose action started the run, if any (GET /workflows?schedule_id=).
     scheduleId: text('schedule_id'),
+    // Set when an end user started the run: only that user reads it, through that app.
+    endUserUuid: text('end_user_uuid'),
+    clientUuid: text('client_uuid'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
   },
@@ -64,6 +67,7 @@ export const runs = pgTable(
     index('runs_org_status_created_idx').on(t.organizationUuid, t.status, ...newestFirst(t)),
     index('runs_org_state_created_idx').on(t.organizationUuid, t.stateName, ...newestFirst(t)),
     index('runs_org_schedule_created_idx').on(t.organizationUuid, t.scheduleId, ...newestFirst(t)),
+    index('runs_org_end_user_created_idx').on(t.organizationUuid, t.endUserUuid, ...newestFirst(t)),
   ],
 );
 
@@ -133,3 +137,115 @@ export const schedules = pgTable(
   },
   (t) => [index('schedules_org_created_idx').on(t.organizationUuid, t.createdAt.desc().nullsFirst(), t.scheduleId.desc().nullsFirst())],
 );
+
+/**
+ * End-user sign-in (issue 11). An app is an organization's OIDC client: public, identified by its
+ * client_key alone (PKCE replaces a client secret), with exact redirect URIs.
+ */
+export const identityApps = pgTable(
+  'identity_apps',
+  {
+    clientUuid: text('client_uuid').primaryKey(),
+    clientKey: text('client_key').notNull().unique(),
+    organizationUuid: text('organization_uuid').notNull(),
+    name: text('name').notNull(),
+    redirectUris: jsonb('redirect_uris').$type<string[]>().notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('identity_apps_org_created_idx').on(t.organizationUuid, t.createdAt)],
+);
+
+/** An app's own users: not organization members, no seat. */
+export const endUsers = pgTable(
+  'end_users',
+  {
+    endUserUuid: text('end_user_uuid').primaryKey(),
+    organizationUuid: text('organization_uuid').notNull(),
+    clientUuid: text('client_uuid')
+      .notNull()
+      .references(() => identityApps.clientUuid),
+    // Lower-cased on the way in: one account per address per app.
+    email: text('email').notNull(),
+    emailVerifiedAt: timestamp('email_verified_at', { withTimezone: true }),
+    passwordHash: text('password_hash').notNull(),
+    // AES-256-GCM (activities/secret-box.ts), like connection secrets.
+    totpSecret: text('totp_secret'),
+    totpConfirmedAt: timestamp('totp_confirmed_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('end_users_client_email_idx').on(t.clientUuid, t.email)],
+);
+
+/** Server-side login sessions behind the login host's cookie, so that one can be revoked. */
+export const loginSessions = pgTable(
+  'login_sessions',
+  {
+    sid: text('sid').primaryKey(),
+    endUserUuid: text('end_user_uuid')
+      .notNull()
+      .references(() => endUsers.endUserUuid),
+    clientUuid: text('client_uuid').notNull(),
+    organizationUuid: text('organization_uuid').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+  },
+  (t) => [index('login_sessions_end_user_idx').on(t.endUserUuid)],
+);
+
+/**
+ * Authorization codes by sha256 (codes are 256-bit random). issued_jtis records what redeeming
+ * issued, so that a replayed code revokes it (RFC 6749 §4.1.2).
+ */
+export const authorizationCodes = pgTable('authorization_codes', {
+  codeHash: text('code_hash').primaryKey(),
+  clientUuid: text('client_uuid').notNull(),
+  redirectUri: text('redirect_uri').notNull(),
+  codeChallenge: text('code_challenge').notNull(),
+  sid: text('sid').notNull(),
+  endUserUuid: text('end_user_uuid').notNull(),
+  nonce: text('nonce'),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  redeemedAt: timestamp('redeemed_at', { withTimezone: true }),
+  issuedJtis: jsonb('issued_jtis').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+});
+
+/** Token ids refused before they expire (a replayed code's tokens). */
+export const revokedTokens = pgTable('revoked_tokens', {
+  jti: text('jti').primaryKey(),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+});
+
+/** RS256 signing keys; the newest unretired one signs, all unretired ones verify. */
+export const signingKeys = pgTable('signing_keys', {
+  kid: text('kid').primaryKey(),
+  // AES-256-GCM (activities/secret-box.ts) of the private JWK, bound to the kid.
+  privateJwkCiphertext: text('private_jwk_ciphertext').notNull(),
+  publicJwk: jsonb('public_jwk').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  retiredAt: timestamp('retired_at', { withTimezone: true }),
+});
+
+/** Single-use email links (verification, password reset), by sha256 of the token. */
+export const endUserEmailTokens = pgTable(
+  'end_user_email_tokens',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    endUserUuid: text('end_user_uuid')
+      .notNull()
+      .references(() => endUsers.endUserUuid),
+    purpose: text('purpose').$type<'verify_email' | 'password_reset'>().notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    usedAt: timestamp('used_at', { withTimezone: true }),
+  },
+  (t) => [index('end_user_email_tokens_end_user_idx').on(t.endUserUuid)],
+);
+
+/** Failed sign-in counters, keyed 'account:<end_user_uuid>' or 'client:<address>'. */
+export const signInThrottle = pgTable('sign_in_throttle', {
+  key: text('key').primaryKey(),
+  failures: integer('failures').notNull().default(0),
+  windowStartedAt: timestamp('window_started_at', { withTimezone: true }).notNull(),
+  lockedUntil: timestamp('locked_until', { withTimezone: true }),
+});

@@ -44,6 +44,12 @@ trap 'shutdown; exit 143' TERM HUP
 # The local UI decodes without a token (loopback callers only); a deployment keeps the default, token.
 export TEMPORAL_CODEC_AUTH=${TEMPORAL_CODEC_AUTH:-loopback}
 export TEMPORAL_UI_ORIGINS=${TEMPORAL_UI_ORIGINS:-http://127.0.0.1:${TEMPORAL_UI_PORT:-8233},http://localhost:${TEMPORAL_UI_PORT:-8233}}
+# End-user account mail (verification and reset links): over SMTP when SMTP_URL is set, else to files.
+if [[ -n ${SMTP_URL:-} ]]; then
+  log "end-user email goes out over SMTP (SMTP_URL)"
+else
+  log "end-user email (verification and reset links) is written to ${DATA_DIR:-.data}/outbox/ as .eml files; set SMTP_URL to send it"
+fi
 DEV_BOOTSTRAP=1 WORKFLOW_BUNDLE_PATH=dist/workflow-bundle.js setsid node dist/src/main.js all </dev/null &
 app=$!
 rc=0

@@ -2,13 +2,16 @@ import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import type { ConnectionStore } from '../activities/connections';
 import type { DatabaseHandle } from '../db/client';
+import { AccountsModule } from './accounts/accounts.module';
 import { AuthModule } from './auth/auth.module';
 import { CatalogModule } from './catalog/catalog.module';
-import { CONFIG, CONNECTIONS, DATABASE, LOGGER, TEMPORAL_CLIENTS } from './common/di';
+import { CONFIG, CONNECTIONS, DATABASE, IDENTITY, LOGGER, MASTER_KEY, TEMPORAL_CLIENTS } from './common/di';
 import { ConnectionsModule } from './connections/connections.module';
 import { ErrorFilter } from './common/error.filter';
 import type { AppConfig } from './config';
 import { HealthModule } from './health/health.module';
+import type { Identity } from './identity/identity';
+import { IdentityModule } from './identity/identity.module';
 import { LimitsModule } from './limits/limits.module';
 import { McpModule } from './mcp/mcp.module';
 import type { Logger } from './logger';
@@ -25,11 +28,14 @@ export interface AppDependencies {
   database: DatabaseHandle;
   temporal: TemporalClients;
   connections: ConnectionStore;
+  masterKey: Buffer;
+  identity: Identity;
 }
 
+/** What main.ts built, for every module of the API and of the login host. */
 @Global()
 @Module({})
-class CoreModule {
+export class CoreModule {
   static forRoot(deps: AppDependencies): DynamicModule {
     const providers = [
       { provide: CONFIG, useValue: deps.config },
@@ -37,6 +43,8 @@ class CoreModule {
       { provide: DATABASE, useValue: deps.database },
       { provide: TEMPORAL_CLIENTS, useValue: deps.temporal },
       { provide: CONNECTIONS, useValue: deps.connections },
+      { provide: MASTER_KEY, useValue: deps.masterKey },
+      { provide: IDENTITY, useValue: deps.identity },
     ];
     return { module: CoreModule, providers, exports: providers.map((p) => p.provide) };
   }
@@ -52,12 +60,14 @@ export class AppModule {
         CoreModule.forRoot(deps),
         HealthModule,
         AuthModule,
+        AccountsModule,
         LimitsModule,
         CatalogModule,
         RunsModule,
         SchedulesModule,
         PluginsModule,
         ConnectionsModule,
+        IdentityModule,
         TemporalCodecModule,
         OpenApiModule,
         McpModule,

@@ -6,6 +6,7 @@ import { sendAdminCommand } from './admin/admin-socket';
 import { type AdminCommand, runAdminCommand } from './admin/org-admin';
 import { adminSocketPath, loadConfig, pgliteDir } from './config';
 import { keepDataDirPrivate } from './data-dir';
+import { Identity } from './identity/identity';
 
 /**
  * Organization and token administration. With DATABASE_URL it writes to
@@ -22,7 +23,8 @@ async function execute(cmd: AdminCommand): Promise<Record<string, unknown>> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: pgliteDir(config), poolSize: 1 });
   try {
     await database.migrate();
-    return await runAdminCommand(database.db, cmd);
+    const identity = new Identity(config.identity, database.db, loadMasterKey(process.env, config.dataDir, false));
+    return await runAdminCommand(database.db, cmd, identity);
   } finally {
     await database.close();
   }
@@ -65,6 +67,16 @@ token
     const r = await execute({ command: 'token.revoke', token: tokenOrId });
     print(r, Boolean(opts.json), [r.revoked ? 'revoked' : 'no live token matched']);
     if (!r.revoked) process.exitCode = 1;
+  });
+
+const keys = program.command('keys').description("the login host's token signing keys");
+keys
+  .command('rotate')
+  .description('makes a new RS256 signing key; tokens signed with the old one verify until they expire')
+  .option('--json', 'print {"kid"} as JSON')
+  .action(async (opts: { json?: boolean }) => {
+    const r = await execute({ command: 'keys.rotate' });
+    print(r, Boolean(opts.json), [`new signing key: ${r.kid}`, 'Tokens signed with the previous key verify until they expire.']);
   });
 
 program

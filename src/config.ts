@@ -3,6 +3,7 @@ import { originOf } from '../activities/origin';
 import { parseAllowHttpHosts } from '../activities/outbound';
 import { type OutboundAllowList, parseOutboundAllow } from '../activities/outbound-allow';
 import { projectRoot } from '../db/client';
+import { type AccountsConfig, loadAccountsConfig } from './accounts/accounts.config';
 import { type LimitsConfig, loadLimits } from './limits/limits.config';
 import { type CodecAuthSettings, parseCodecAuth } from './temporal-codec/codec-auth.config';
 import { parseTracing, type TracingSettings } from './telemetry/tracing';
@@ -45,6 +46,36 @@ export interface AppConfig {
   tracing?: TracingSettings;
   devBootstrap: boolean;
   limits: LimitsConfig;
+  /** End-user accounts: mail and sign-in throttling. */
+  accounts: AccountsConfig;
+  /** End-user sign-in (README, End-user sign-in). */
+  identity: IdentityConfig;
+}
+
+export interface IdentityConfig {
+  /** The login host's own listener (LOGIN_PORT, default PORT + 1). */
+  loginPort: number;
+  /** The login host's public origin: the issuer of end-user tokens (LOGIN_URL). */
+  loginUrl: string;
+  endUserTokenTtlS: number;
+  loginSessionTtlS: number;
+}
+
+function parseIdentity(env: NodeJS.ProcessEnv, port: number): IdentityConfig {
+  const loginPort = int('LOGIN_PORT', port + 1, env);
+  const loginUrl = (env.LOGIN_URL || `http://127.0.0.1:${loginPort}`).replace(/\/+$/, '');
+  let url: URL;
+  try {
+    url = new URL(loginUrl);
+  } catch {
+    throw new Error(`LOGIN_URL must be an absolute http(s) URL, got "${loginUrl}"`);
+  }
+  if (!['http:', 'https:'].includes(url.protocol) || url.search || url.hash) {
+    throw new Error(`LOGIN_URL must be an http(s) URL without query or fragment, got "${loginUrl}"`);
+  }
+  const endUserTokenTtlS = int('END_USER_TOKEN_TTL_S', 600, env);
+  if (endUserTokenTtlS < 1) throw new Error('END_USER_TOKEN_TTL_S must be at least 1');
+  return { loginPort, loginUrl, endUserTokenTtlS, loginSessionTtlS: int('LOGIN_SESSION_TTL_S', 7 * 24 * 3600, env) };
 }
 
 function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -90,8 +121,9 @@ function esignFallback(env: NodeJS.ProcessEnv): Pick<AppConfig, 'esignApiToken' 
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const dataDir = path.resolve(projectRoot(), env.DATA_DIR || '.data');
+  const port = int('PORT', 3000, env);
   return {
-    port: int('PORT', 3000, env),
+    port,
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || undefined,
     databaseQueryTimeoutMs: int('DATABASE_QUERY_TIMEOUT_MS', 5_000, env),
@@ -115,6 +147,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     tracing: parseTracing(env),
     devBootstrap: env.DEV_BOOTSTRAP === '1',
     limits: loadLimits(env),
+    accounts: loadAccountsConfig(env, dataDir),
+    identity: parseIdentity(env, port),
   };
 }
 

@@ -12,6 +12,8 @@ import { adminSocketPath, loadConfig, pgliteDir } from './config';
 import { loggableError } from './common/loggable-error';
 import { keepDataDirPrivate } from './data-dir';
 import { ensureDevToken } from './dev-bootstrap';
+import { Identity } from './identity/identity';
+import { createLoginHost } from './identity/login-host';
 import { createLogger } from './logger';
 import { shutdownBounds } from './shutdown';
 import { TemporalClients } from './temporal-clients';
@@ -50,12 +52,17 @@ async function main() {
     const connection = Connection.lazy({ address: config.temporalAddress, tls: temporalTlsOptions(config.temporalTls) });
     // Every payload this process hands to Temporal is encrypted: the API's under the organization of the request.
     const temporal = new TemporalClients(connection, config.temporalNamespace, new MasterPayloadKeys(masterKey), Boolean(tracing));
-    const app = await createApi({ config, logger, database, temporal, connections });
+    const identity = new Identity(config.identity, database.db, masterKey);
+    const deps = { config, logger, database, temporal, connections, identity, masterKey };
+    const app = await createApi(deps);
+    const loginHost = await createLoginHost(deps);
     await app.listen(config.port, config.host);
-    stops.push(() => app.close(), () => connection.close());
+    await loginHost.listen(config.identity.loginPort, config.host);
+    stops.push(() => app.close(), () => loginHost.close(), () => connection.close());
     if (database.kind === 'pglite') {
-      stops.push(await startAdminSocket(adminSocketPath(config), database.db, logger));
+      stops.push(await startAdminSocket(adminSocketPath(config), database.db, logger, identity));
     }
+    logger.info({ url: config.identity.loginUrl }, 'login host listening');
     logger.info({ url: `http://${config.host}:${config.port}/api` }, 'API listening');
   }
   if (mode !== 'api') {
@@ -70,6 +77,7 @@ async function main() {
         '',
         'Workflow Engine Service is up',
         `  API:         http://${config.host}:${config.port}/api   (docs: http://${config.host}:${config.port}/api/docs)`,
+        `  Login host:  ${config.identity.loginUrl}   (end-user sign-in, OIDC issuer)`,
         `  Temporal UI: ${config.temporalUiUrl}`,
         `  Node.js:     ${process.version}`,
         `  Dev token:   ${token}   (also in .data/dev-token)`,

@@ -32,6 +32,7 @@ import type { ProjectionActivities, TransitionEvent } from '../../workflows/runt
 import { initialState } from '../../workflows/runtime/definition';
 import { findDefinition } from '../../workflows/registry';
 import { type BenchActivities, linear40Definition, tickerDefinition } from '../workflows';
+import { Identity } from '../../src/identity/identity';
 
 /** The initial state the API would tag a run with (the benchmark's own types included). */
 function initialStateOf(workflowType: string): string {
@@ -191,7 +192,8 @@ export async function startStack(): Promise<BenchStack> {
 
     const apiConnection = Connection.lazy({ address: config.temporalAddress });
     const apiClients = new TemporalClients(apiConnection, config.temporalNamespace, new MasterPayloadKeys(masterKey));
-    const app: INestApplication = await createApi({ config, logger, database, temporal: apiClients, connections });
+    const identity = new Identity(config.identity, database.db, masterKey);
+    const app: INestApplication = await createApi({ config, logger, database, temporal: apiClients, connections, identity, masterKey });
     await app.listen(config.port, config.host);
     closers.push(() => apiConnection.close());
     closers.push(() => app.close());

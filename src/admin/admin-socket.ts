@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { Database } from '../../db/client';
+import type { Identity } from '../identity/identity';
 import type { Logger } from '../logger';
 import { type AdminCommand, runAdminCommand } from './org-admin';
 
@@ -9,7 +10,7 @@ import { type AdminCommand, runAdminCommand } from './org-admin';
  * open it. The API then serves the CLI's commands on a unix socket that only
  * the owner of the data directory can open (mode 0600).
  */
-export async function startAdminSocket(socketPath: string, db: Database, log: Logger): Promise<() => Promise<void>> {
+export async function startAdminSocket(socketPath: string, db: Database, log: Logger, identity: Identity): Promise<() => Promise<void>> {
   fs.rmSync(socketPath, { force: true });
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -17,7 +18,7 @@ export async function startAdminSocket(socketPath: string, db: Database, log: Lo
     req.on('end', async () => {
       try {
         const cmd = JSON.parse(Buffer.concat(chunks).toString()) as AdminCommand;
-        const result = await runAdminCommand(db, cmd);
+        const result = await runAdminCommand(db, cmd, identity);
         log.info({ command: cmd.command }, 'admin command over socket');
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result));
       } catch (err) {

@@ -1,10 +1,12 @@
 import { Controller, Get } from '@nestjs/common';
-import { CurrentPrincipal, type Principal } from './principal';
+import { AllowEndUsers, CurrentPrincipal, type Principal } from './principal';
 
 @Controller('auth')
 export class AuthController {
   @Get('me')
-  me(@CurrentPrincipal() principal: Principal): Principal {
-    return principal;
+  @AllowEndUsers()
+  me(@CurrentPrincipal() principal: Principal) {
+    const { user_id, organization_uuid, username, token_type, principal_type } = principal;
+    return { user_id, organization_uuid, username, token_type, principal_type };
   }
 }

@@ -1,13 +1,20 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiError } from '../common/api-error';
-import { IS_PUBLIC, type Principal } from './principal';
+import { ALLOW_END_USERS, IS_PUBLIC, isEndUser, type Principal } from './principal';
 import { bearerToken, TokenResolver } from './token-resolver';
 
 const unauthorized = (message: string) =>
   new ApiError(401, 'unauthorized', message, null, { 'WWW-Authenticate': 'Bearer' });
 
-/** Resolves the bearer token to its organization on every request; the caller never names it. */
+/** The 403 an end-user token gets on a route for organization members. */
+export function requireOrgMember(principal: Principal): void {
+  if (isEndUser(principal)) {
+    throw new ApiError(403, 'end_user_forbidden', 'this route is for organization members; an end-user token cannot use it');
+  }
+}
+
+/** Resolves the bearer token (org member or end user) on every request; the caller never names the organization. */
 @Injectable()
 export class AuthGuard implements CanActivate {
   constructor(
@@ -16,26 +23,21 @@ export class AuthGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]);
-    if (isPublic) return true;
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
     const req = context.switchToHttp().getRequest();
     req.principal = await this.authenticate(req.headers.authorization);
+    if (!this.reflector.getAllAndOverride<boolean>(ALLOW_END_USERS, targets)) requireOrgMember(req.principal);
     return true;
   }
 
-  /** The org member an Authorization header names; a 401 otherwise. */
+  /** The principal an Authorization header names; a 401 otherwise. */
   async authenticate(header: string | undefined): Promise<Principal> {
     if (!header) throw unauthorized('missing bearer token');
     const token = bearerToken(header);
     if (!token) throw unauthorized('malformed Authorization header: expected "Bearer <token>"');
-    const member = (await this.tokens.resolve(token))?.member;
-    if (!member) throw unauthorized('unknown or revoked token');
-    return {
-      user_id: member.token_id,
-      organization_uuid: member.organization_uuid,
-      username: member.username,
-      token_type: 'org_member',
-      principal_type: 'api_token',
-    };
+    const verdict = await this.tokens.verdict(token);
+    if ('rejected' in verdict) throw unauthorized(verdict.rejected);
+    return verdict.principal;
   }
 }

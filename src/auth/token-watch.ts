@@ -1,4 +1,3 @@
-import type { TokenResolver } from './token-resolver';
 
 /** With the cache off every check is a database query: one a second per open stream at most. */
 export const RECHECK_FLOOR_MS = 1_000;
@@ -9,7 +8,12 @@ export const RECHECK_FLOOR_MS = 1_000;
  * revocation, the bound a new request has. A lookup that fails (the database away) is not a
  * revocation: it is tried again. Returns the function that stops watching.
  */
-export function watchToken(tokens: Pick<TokenResolver, 'resolve'>, token: string, onRevoked: () => void): () => void {
+/** What watching needs of a resolver: when its answer for a live token expires. */
+export interface TokenLookup {
+  resolve(token: string): Promise<{ expiresAt: number } | undefined>;
+}
+
+export function watchToken(tokens: TokenLookup, token: string, onRevoked: () => void): () => void {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const scheduleAt = (at: number) => {
@@ -18,7 +22,7 @@ export function watchToken(tokens: Pick<TokenResolver, 'resolve'>, token: string
     timer.unref();
   };
   const check = async () => {
-    let resolved: Awaited<ReturnType<TokenResolver['resolve']>>;
+    let resolved: Awaited<ReturnType<TokenLookup['resolve']>>;
     try {
       resolved = await tokens.resolve(token);
     } catch {

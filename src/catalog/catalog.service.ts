@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { definitions, findDefinition } from '../../workflows/registry';
 import type { WorkflowDefinition } from '../../workflows/runtime/definition';
 import type { ConnectionStore } from '../../activities/connections';
+import { isEndUser, type Principal } from '../auth/principal';
 import { notFound } from '../common/api-error';
 import { CONNECTIONS } from '../common/di';
 import { findPlugin } from '../plugins/plugins';
@@ -21,8 +22,10 @@ export class CatalogService {
 
   constructor(@Inject(CONNECTIONS) private readonly connections: ConnectionStore) {}
 
-  listTypes(prefix?: string) {
-    const matching = definitions.filter((d) => !prefix || d.workflow_type.startsWith(prefix));
+  listTypes(prefix?: string, principal?: Principal) {
+    const matching = definitions.filter(
+      (d) => (!prefix || d.workflow_type.startsWith(prefix)) && (!isEndUser(principal) || d.exposed_to_end_users),
+    );
     const counts = new Map<string, number>();
     for (const d of matching) {
       const ns = d.workflow_type.split('.')[0];
@@ -40,14 +43,15 @@ export class CatalogService {
     };
   }
 
-  require(workflowType: string): WorkflowDefinition {
+  /** A type an end user is not exposed to is not in their catalog: 404 like an unknown one. */
+  require(workflowType: string, principal?: Principal): WorkflowDefinition {
     const def = findDefinition(workflowType);
-    if (!def) throw notFound(`workflow type ${workflowType}`);
+    if (!def || (isEndUser(principal) && !def.exposed_to_end_users)) throw notFound(`workflow type ${workflowType}`);
     return def;
   }
 
-  getDefinition(workflowType: string) {
-    const d = this.require(workflowType);
+  getDefinition(workflowType: string, principal?: Principal) {
+    const d = this.require(workflowType, principal);
     return {
       workflow_type: d.workflow_type,
       version: d.version,
@@ -66,8 +70,8 @@ export class CatalogService {
     };
   }
 
-  getSchema(workflowType: string) {
-    const d = this.require(workflowType);
+  getSchema(workflowType: string, principal?: Principal) {
+    const d = this.require(workflowType, principal);
     let cached = this.schemas.get(workflowType);
     if (!cached) {
       cached = { input_schema: jsonSchema(d.input, 'input'), output_schema: jsonSchema(d.output, 'output') };

@@ -24,8 +24,15 @@ export type ListQuery = z.output<typeof listQuerySchema>;
  * (db/schema.ts): a page is read in order off the index of one of its filters, never sorted, so
  * its cost does not grow with what the organization holds (a second filter is checked row by row).
  */
-export function listRunsQuery(db: Database, organizationUuid: string, q: ListQuery) {
+/** An end user lists only the runs they started. */
+export interface RunOwner {
+  endUserUuid: string;
+  clientUuid: string;
+}
+
+export function listRunsQuery(db: Database, organizationUuid: string, q: ListQuery, owner?: RunOwner) {
   const filters = [eq(runs.organizationUuid, organizationUuid)];
+  if (owner) filters.push(eq(runs.endUserUuid, owner.endUserUuid), eq(runs.clientUuid, owner.clientUuid));
   if (q.workflow_type) filters.push(eq(runs.workflowType, q.workflow_type));
   if (q.status) filters.push(eq(runs.status, q.status));
   if (q.state_name) filters.push(eq(runs.stateName, q.state_name.toLowerCase()));
@@ -44,8 +51,8 @@ export function listRunsQuery(db: Database, organizationUuid: string, q: ListQue
     .limit(q.limit + 1);
 }
 
-export async function listRuns(db: Database, organizationUuid: string, q: ListQuery) {
-  const rows = await listRunsQuery(db, organizationUuid, q);
+export async function listRuns(db: Database, organizationUuid: string, q: ListQuery, owner?: RunOwner) {
+  const rows = await listRunsQuery(db, organizationUuid, q, owner);
   const page = rows.slice(0, q.limit);
   const last = page[page.length - 1];
   return {

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res, UsePipes } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { CurrentPrincipal, type Principal } from '../auth/principal';
+import { AllowEndUsers, CurrentPrincipal, type Principal } from '../auth/principal';
 import { StorableTextPipe } from '../common/storable-text.pipe';
 import { SchemaValidationPipe } from '../common/validation';
 import { type ListQuery, listQuerySchema } from './run-list';
@@ -9,6 +9,8 @@ import { RunsService } from './runs.service';
 import { type StartBody, startBodySchema } from './start-body';
 
 @Controller('workflows')
+// End users start exposed types and read their own runs only (RunsService).
+@AllowEndUsers()
 // The text check first: a NUL or a lone surrogate is named as such whatever else the schema finds.
 @UsePipes(StorableTextPipe, SchemaValidationPipe)
 export class RunsController {

@@ -10,9 +10,10 @@ import { literalAddressProblem, outboundUrlProblem } from '../../activities/outb
 import type { DatabaseHandle } from '../../db/client';
 import { idempotencyKeys, runs, transitions } from '../../db/schema';
 import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
+import { findDefinition } from '../../workflows/registry';
 import { initialState, type RunData, type WorkflowDefinition } from '../../workflows/runtime/definition';
 import { findTooDeep } from '../../workflows/runtime/json-walk';
-import type { Principal } from '../auth/principal';
+import { type EndUserPrincipal, isEndUser, type Principal } from '../auth/principal';
 import { CatalogService } from '../catalog/catalog.service';
 import { ApiError, type FieldProblem, notFound, validationFailed } from '../common/api-error';
 import { CONFIG, CONNECTIONS, DATABASE, TEMPORAL_CLIENTS } from '../common/di';
@@ -49,7 +50,8 @@ export class RunsService {
   }
 
   /** Starts a run; `replayed` says an Idempotency-Key matched an earlier identical request. */
-  async start(principal: Principal, body: StartBody, idempotencyKey?: string) {
+  async start(principal: Principal, sent: StartBody, idempotencyKey?: string) {
+    const body = pinEndUser(principal, sent);
     const def = await this.checkStart(principal, body);
     if (idempotencyKey === undefined) return { result: await this.launch(def, body, principal, newRunId()), replayed: false };
 
@@ -58,13 +60,15 @@ export class RunsService {
     }
     const hash = requestHash(body);
     const org = principal.organization_uuid;
-    const keyMatch = and(eq(idempotencyKeys.organizationUuid, org), eq(idempotencyKeys.key, idempotencyKey));
+    // End users of one organization never share (nor learn of) each other's keys.
+    const key = isEndUser(principal) ? `end_user/${principal.client_uuid}/${principal.user_id}/${idempotencyKey}` : idempotencyKey;
+    const keyMatch = and(eq(idempotencyKeys.organizationUuid, org), eq(idempotencyKeys.key, key));
     await this.db
       .delete(idempotencyKeys)
       .where(and(keyMatch, lt(idempotencyKeys.createdAt, new Date(Date.now() - IDEMPOTENCY_WINDOW_MS))));
     const claimed = await this.db
       .insert(idempotencyKeys)
-      .values({ organizationUuid: org, key: idempotencyKey, requestHash: hash, workflowId: newRunId() })
+      .values({ organizationUuid: org, key, requestHash: hash, workflowId: newRunId() })
       .onConflictDoNothing()
       .returning();
     const [entry] = claimed.length ? claimed : await this.db.select().from(idempotencyKeys).where(keyMatch);
@@ -82,6 +86,9 @@ export class RunsService {
   async checkStart(principal: Principal, body: StartBody): Promise<WorkflowDefinition> {
     this.checkInitialDataShape(body.initial_data);
     const def = this.catalog.require(body.workflow_type);
+    if (isEndUser(principal) && !def.exposed_to_end_users) {
+      throw new ApiError(403, 'not_exposed_to_end_users', `workflow type ${def.workflow_type} cannot be started with an end-user token`);
+    }
     this.checkInitialData(def, body.initial_data, principal);
     await this.checkConnectionDestinations(def, body.initial_data, principal);
     return def;
@@ -183,6 +190,7 @@ export class RunsService {
       // once the database answers. Saying 201 is the truth; a 503 would invite a duplicate start.
       if (!isDatabaseUnavailable(err)) throw err;
     }
+    if (isEndUser(principal)) await this.pinOwner(workflowId, principal);
     return startResult({ workflowId, stateName: state, isTerminal: false });
   }
 
@@ -194,10 +202,19 @@ export class RunsService {
     return rows[0];
   }
 
-  /** Another organization's run is reported exactly like a missing one. */
+  /** The run belongs to the end user who started it: only they (and org members) read it. */
+  private async pinOwner(workflowId: string, principal: EndUserPrincipal) {
+    await this.db
+      .update(runs)
+      .set({ endUserUuid: principal.user_id, clientUuid: principal.client_uuid })
+      .where(eq(runs.workflowId, workflowId));
+  }
+
+  /** Another organization's run, or to an end user another user's, is reported exactly like a missing one. */
   async requireRun(workflowId: string, principal: Principal) {
     const row = await this.findRun(workflowId, principal.organization_uuid);
-    if (!row) throw notFound(`run ${workflowId}`);
+    const foreign = isEndUser(principal) && (row?.endUserUuid !== principal.user_id || row?.clientUuid !== principal.client_uuid);
+    if (!row || foreign) throw notFound(`run ${workflowId}`);
     return row;
   }
 
@@ -206,7 +223,8 @@ export class RunsService {
   }
 
   list(principal: Principal, query: ListQuery) {
-    return listRuns(this.db, principal.organization_uuid, query);
+    const owner = isEndUser(principal) ? { endUserUuid: principal.user_id, clientUuid: principal.client_uuid } : undefined;
+    return listRuns(this.db, principal.organization_uuid, query, owner);
   }
 
   async history(workflowId: string, principal: Principal) {
@@ -303,4 +321,18 @@ export class RunsService {
       clearTimeout(timer);
     }
   }
+}
+
+/**
+ * An end user's identity goes into the run as the engine says, whatever was sent: end_user_uuid
+ * and client_uuid, for the types whose input has them.
+ */
+function pinEndUser(principal: Principal, body: StartBody): StartBody {
+  if (!isEndUser(principal)) return body;
+  const input = findDefinition(body.workflow_type)?.input;
+  if (!(input instanceof z.ZodObject)) return body;
+  const pinned: RunData = { ...body.initial_data };
+  if ('end_user_uuid' in input.shape) pinned.end_user_uuid = principal.user_id;
+  if ('client_uuid' in input.shape) pinned.client_uuid = principal.client_uuid;
+  return { ...body, initial_data: pinned };
 }

@@ -1,6 +1,6 @@
 import { type CanActivate, createParamDecorator, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { AuthGuard } from '../auth/auth.guard';
+import { AuthGuard, requireOrgMember } from '../auth/auth.guard';
 import type { Principal } from '../auth/principal';
 import { ApiError } from '../common/api-error';
 import { CONFIG, LOGGER } from '../common/di';
@@ -55,6 +55,7 @@ export class CodecCallerGuard implements CanActivate {
     if (mode === 'jwt') return this.fromJwt(header);
     if (mode === 'loopback' && header === undefined) return this.fromLoopback(req);
     const principal = await this.auth.authenticate(header);
+    requireOrgMember(principal);
     req.principal = principal;
     return {
       via: 'token',

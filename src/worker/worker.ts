@@ -9,6 +9,7 @@ import { type ActivityInterceptorsFactory, DefaultLogger, type LogLevel, makeTel
 import type { ConnectionStore } from '../../activities/connections';
 import { createDbhostActivities } from '../../activities/dbhost';
 import { createEsignActivities } from '../../activities/esign';
+import { createIdentityActivities } from '../../activities/identity';
 import { organizationLogAttributes } from '../../activities/log-attributes';
 import { createOutboundDispatcher } from '../../activities/outbound-dispatcher';
 import { createProjection } from '../../activities/projection';
@@ -66,6 +67,7 @@ export function workerActivities(config: AppConfig, database: DatabaseHandle, co
     ...createProjection(database.db),
     ...createEsignActivities({ ...http, defaultApiToken: config.esignApiToken, defaultApiBaseUrl: config.esignApiBaseUrl, connections }),
     ...createDbhostActivities({ ...http, connections }),
+    ...createIdentityActivities(database.db, config.identity.loginUrl),
   };
 }
 

@@ -38,6 +38,7 @@ export default async function globalSetup(): Promise<void> {
 
   Object.assign(process.env, {
     TEST_API_URL: stack.apiUrl,
+    TEST_LOGIN_URL: stack.loginUrl,
     TEST_TEMPORAL_ADDRESS: temporal.address,
     TEST_ENGINE_SECRET_KEY: stack.secretKey,
     TEST_ESIGN_URL: esign.url,

@@ -35,11 +35,17 @@ export class Stack {
   /** This run's master key: what an operator sets as ENGINE_SECRET_KEY. */
   readonly secretKey = randomBytes(32).toString('hex');
   port = 0;
+  loginPort = 0;
 
   constructor(private readonly options: StackOptions) {}
 
   get apiUrl() {
     return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** The login host (LOGIN_URL): the API process's second listener. */
+  get loginUrl() {
+    return `http://127.0.0.1:${this.loginPort}`;
   }
 
   get split() {
@@ -53,6 +59,7 @@ export class Stack {
       TEMPORAL_ADDRESS: this.options.temporalAddress,
       DATA_DIR: this.options.dataDir,
       PORT: String(this.port),
+      LOGIN_PORT: String(this.loginPort),
       ALLOW_HTTP_HOSTS: `127.0.0.1,${TEST_PROVIDER_HOST}`,
       OUTBOUND_ALLOW: this.options.outboundAllow,
       NODE_EXTRA_CA_CERTS: INWARD_CERT_PATH,
@@ -71,6 +78,7 @@ export class Stack {
 
   async start(): Promise<void> {
     this.port = await freePort();
+    this.loginPort = await freePort();
     if (this.split) {
       await Promise.all([this.startRole('api'), this.startRole('worker')]);
     } else {

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { passwordSchema } from './passwords';
+
+/** Lower-cased on the way in: one account per address per app, however it is typed. */
+export const emailSchema = z.string().trim().max(254).toLowerCase().pipe(z.email());
+const clientKey = z.string().min(1).max(200);
+const token = z.string().min(1).max(100);
+
+export const registerBody = z.strictObject({ client_key: clientKey, email: emailSchema, password: passwordSchema });
+export const verifyEmailBody = z.strictObject({ token });
+export const passwordResetBody = z.strictObject({ client_key: clientKey, email: emailSchema });
+export const passwordResetCompleteBody = z.strictObject({ token, password: passwordSchema });
+export const totpConfirmBody = z.strictObject({ code: z.string().regex(/^\d{6}$/, 'must be 6 digits') });
+
+export const registered = z.object({ end_user_uuid: z.string(), email_verification: z.literal('sent') });
+export const emailVerified = z.object({ end_user_uuid: z.string(), email_verified: z.literal(true) });
+export const resetAccepted = z.object({ password_reset: z.literal('requested') });
+export const resetCompleted = z.object({ password_reset: z.literal('completed') });
+export const totpEnrolment = z.object({ secret: z.string(), otpauth_uri: z.string() });
+export const totpEnabled = z.object({ totp: z.literal('enabled') });
+
+export type RegisterBody = z.infer<typeof registerBody>;
+export type VerifyEmailBody = z.infer<typeof verifyEmailBody>;
+export type PasswordResetBody = z.infer<typeof passwordResetBody>;
+export type PasswordResetCompleteBody = z.infer<typeof passwordResetCompleteBody>;
+export type TotpConfirmBody = z.infer<typeof totpConfirmBody>;

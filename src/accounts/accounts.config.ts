@@ -1,0 +1,36 @@
+import path from 'node:path';
+
+/** End-user account settings, from the environment; the README's Configuration table lists them. */
+export interface AccountsConfig {
+  /** smtp:// or smtps:// with credentials; unset writes each message to outboxDir instead. */
+  smtpUrl?: string;
+  mailFrom: string;
+  outboxDir: string;
+  /** Failed sign-ins per account (per app and email) within the window before it is locked. */
+  signInMaxFailuresPerAccount: number;
+  /** Failed sign-ins per client address within the window before that address is locked. */
+  signInMaxFailuresPerClient: number;
+  /** The counting window and the lock's length. */
+  signInLockSeconds: number;
+}
+
+function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return value;
+}
+
+export function loadAccountsConfig(env: NodeJS.ProcessEnv, dataDir: string): AccountsConfig {
+  const smtpUrl = env.SMTP_URL || undefined;
+  if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) throw new Error('SMTP_URL must start with smtp:// or smtps://');
+  return {
+    smtpUrl,
+    mailFrom: env.MAIL_FROM || 'Workflow Engine <no-reply@localhost>',
+    outboxDir: path.join(dataDir, 'outbox'),
+    signInMaxFailuresPerAccount: positive(env, 'SIGN_IN_MAX_FAILURES_PER_ACCOUNT', 10),
+    signInMaxFailuresPerClient: positive(env, 'SIGN_IN_MAX_FAILURES_PER_CLIENT', 50),
+    signInLockSeconds: positive(env, 'SIGN_IN_LOCK_SECONDS', 900),
+  };
+}

@@ -1,0 +1,93 @@
+import { Body, Controller, Delete, HttpCode, Post, UsePipes } from '@nestjs/common';
+import { AllowEndUsers, Public } from '../auth/principal';
+import { ApiError, validationFailed } from '../common/api-error';
+import { StorableTextPipe } from '../common/storable-text.pipe';
+import { SchemaValidationPipe } from '../common/validation';
+import {
+  type PasswordResetBody,
+  passwordResetBody,
+  type PasswordResetCompleteBody,
+  passwordResetCompleteBody,
+  type RegisterBody,
+  registerBody,
+  type TotpConfirmBody,
+  totpConfirmBody,
+  type VerifyEmailBody,
+  verifyEmailBody,
+} from './account-schemas';
+import { AccountsService } from './accounts.service';
+import { CurrentEndUser, type EndUserPrincipal } from './end-user';
+
+const noSuchApp = () => validationFailed([{ field: 'client_key', rule: 'known_app', message: 'must name a provisioned app' }]);
+const badToken = () => validationFailed([{ field: 'token', rule: 'valid_token', message: 'is unknown, used or expired' }]);
+
+/** The JSON side of end-user accounts, on the API under /api/auth/end-user. */
+@Controller('auth/end-user')
+@UsePipes(StorableTextPipe, SchemaValidationPipe)
+export class AccountsController {
+  constructor(private readonly accounts: AccountsService) {}
+
+  @Public()
+  @Post('register')
+  async register(@Body({ schema: registerBody }) body: RegisterBody) {
+    const app = await this.accounts.findApp(body.client_key);
+    if (!app) throw noSuchApp();
+    const result = await this.accounts.register(app, body.email, body.password);
+    if (result === 'taken') throw new ApiError(409, 'email_taken', 'an account with this email already exists for this app');
+    return { end_user_uuid: result.end_user_uuid, email_verification: 'sent' };
+  }
+
+  @Public()
+  @Post('verify-email')
+  @HttpCode(200)
+  async verifyEmail(@Body({ schema: verifyEmailBody }) body: VerifyEmailBody) {
+    const user = await this.accounts.verifyEmail(body.token);
+    if (!user) throw badToken();
+    return { end_user_uuid: user.endUserUuid, email_verified: true };
+  }
+
+  /** 202 whether or not the account exists: the answer must not tell. */
+  @Public()
+  @Post('password-reset')
+  @HttpCode(202)
+  async passwordReset(@Body({ schema: passwordResetBody }) body: PasswordResetBody) {
+    const app = await this.accounts.findApp(body.client_key);
+    if (!app) throw noSuchApp();
+    this.accounts.requestPasswordReset(app, body.email);
+    return { password_reset: 'requested' };
+  }
+
+  @Public()
+  @Post('password-reset/complete')
+  @HttpCode(200)
+  async passwordResetComplete(@Body({ schema: passwordResetCompleteBody }) body: PasswordResetCompleteBody) {
+    if (!(await this.accounts.completePasswordReset(body.token, body.password))) throw badToken();
+    return { password_reset: 'completed' };
+  }
+
+  @AllowEndUsers()
+  @Post('mfa/totp')
+  @HttpCode(200)
+  async enrolTotp(@CurrentEndUser() principal: EndUserPrincipal) {
+    const result = await this.accounts.startTotp(await this.accounts.requireEndUser(principal));
+    if (result === 'enrolled') throw new ApiError(409, 'totp_already_enabled', 'TOTP is already on; DELETE mfa/totp first to enrol a new secret');
+    return result;
+  }
+
+  @AllowEndUsers()
+  @Post('mfa/totp/confirm')
+  @HttpCode(200)
+  async confirmTotp(@CurrentEndUser() principal: EndUserPrincipal, @Body({ schema: totpConfirmBody }) body: TotpConfirmBody) {
+    const result = await this.accounts.confirmTotp(await this.accounts.requireEndUser(principal), body.code);
+    if (result === 'none') throw new ApiError(409, 'totp_not_started', 'no TOTP enrolment to confirm: POST mfa/totp first');
+    if (result === 'invalid') throw validationFailed([{ field: 'code', rule: 'current_code', message: 'is not the current code for this secret' }]);
+    return { totp: 'enabled' };
+  }
+
+  @AllowEndUsers()
+  @Delete('mfa/totp')
+  @HttpCode(204)
+  async removeTotp(@CurrentEndUser() principal: EndUserPrincipal) {
+    await this.accounts.removeTotp(await this.accounts.requireEndUser(principal));
+  }
+}

@@ -1,0 +1,263 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { Inject, Injectable } from '@nestjs/common';
+import { and, eq } from 'drizzle-orm';
+import { deriveKey, SecretBox } from '../../activities/secret-box';
+import type { DatabaseHandle } from '../../db/client';
+import { endUsers, identityApps } from '../../db/schema';
+import { ApiError } from '../common/api-error';
+import { CONFIG, DATABASE, LOGGER, MASTER_KEY } from '../common/di';
+import { loggableError } from '../common/loggable-error';
+import type { AppConfig } from '../config';
+import { createLoginSession, currentLoginSession, revokeLoginSession, sessionCookie } from '../identity/login-sessions';
+import type { Logger } from '../logger';
+import type { AuthorizeParams } from './authorize-params';
+import { Csrf } from './csrf';
+import { EmailTokens } from './email-tokens';
+import type { EndUserPrincipal } from './end-user';
+import { createMailer, type Mailer } from './mailer';
+import { hashPassword, verifyAgainstDecoy, verifyPassword } from './passwords';
+import { accountKey, clientKey, SignInThrottle } from './throttle';
+import { TotpChallenge } from './totp-challenge';
+import { checkTotp, newTotpSecret, otpauthUri } from './totp';
+
+export type App = typeof identityApps.$inferSelect;
+export type EndUser = typeof endUsers.$inferSelect;
+
+export type SignInOutcome =
+  | { outcome: 'locked'; retry_after: number }
+  | { outcome: 'invalid' }
+  | { outcome: 'unverified' }
+  | { outcome: 'second_factor'; user: EndUser }
+  | { outcome: 'signed_in'; user: EndUser };
+
+/** End-user accounts: registration, email links, passwords, TOTP and sign-in throttling, for the pages and the JSON routes. */
+@Injectable()
+export class AccountsService {
+  private readonly db;
+  private readonly mailer: Mailer;
+  private readonly tokens: EmailTokens;
+  private readonly throttle: SignInThrottle;
+  private readonly totpBox: SecretBox;
+  readonly challenge: TotpChallenge;
+  readonly csrf: Csrf;
+
+  constructor(
+    @Inject(DATABASE) database: DatabaseHandle,
+    @Inject(CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly log: Logger,
+    @Inject(MASTER_KEY) masterKey: Buffer,
+  ) {
+    this.db = database.db;
+    const accounts = config.accounts;
+    this.mailer = createMailer({ smtpUrl: accounts.smtpUrl, from: accounts.mailFrom, outboxDir: accounts.outboxDir });
+    this.tokens = new EmailTokens(this.db);
+    this.throttle = new SignInThrottle(this.db, {
+      maxFailuresPerAccount: accounts.signInMaxFailuresPerAccount,
+      maxFailuresPerClient: accounts.signInMaxFailuresPerClient,
+      lockSeconds: accounts.signInLockSeconds,
+    });
+    this.totpBox = SecretBox.derive(masterKey, 'end-user-totp');
+    this.challenge = new TotpChallenge(SecretBox.derive(masterKey, 'login-flow'));
+    this.csrf = new Csrf(deriveKey(masterKey, 'login-csrf'), new URL(config.identity.loginUrl).protocol === 'https:');
+  }
+
+  get loginUrl() {
+    return this.config.identity.loginUrl;
+  }
+
+  async findApp(clientKeyValue: unknown): Promise<App | undefined> {
+    if (typeof clientKeyValue !== 'string' || clientKeyValue.length > 200) return undefined;
+    const [app] = await this.db.select().from(identityApps).where(eq(identityApps.clientKey, clientKeyValue));
+    return app;
+  }
+
+  async appByUuid(clientUuid: string): Promise<App | undefined> {
+    const [app] = await this.db.select().from(identityApps).where(eq(identityApps.clientUuid, clientUuid));
+    return app;
+  }
+
+  async endUser(endUserUuid: string): Promise<EndUser | undefined> {
+    const [user] = await this.db.select().from(endUsers).where(eq(endUsers.endUserUuid, endUserUuid));
+    return user;
+  }
+
+  /** The account behind an end-user token (its session is live: the guard checked). */
+  async requireEndUser(principal: EndUserPrincipal): Promise<EndUser> {
+    const [user] = await this.db
+      .select()
+      .from(endUsers)
+      .where(and(eq(endUsers.endUserUuid, principal.user_id), eq(endUsers.organizationUuid, principal.organization_uuid)));
+    if (!user) throw new ApiError(401, 'unauthorized', 'the end user of this token no longer exists', null, { 'WWW-Authenticate': 'Bearer' });
+    return user;
+  }
+
+  private async byEmail(app: App, email: string): Promise<EndUser | undefined> {
+    const [user] = await this.db
+      .select()
+      .from(endUsers)
+      .where(and(eq(endUsers.clientUuid, app.clientUuid), eq(endUsers.email, email)));
+    return user;
+  }
+
+  /** 'taken' when the app already has an account for that email (register's 409, the one answer that may say so). */
+  async register(app: App, email: string, password: string, params: AuthorizeParams = {}): Promise<{ end_user_uuid: string } | 'taken'> {
+    const passwordHash = await hashPassword(password);
+    const [row] = await this.db
+      .insert(endUsers)
+      .values({ endUserUuid: randomUUID(), organizationUuid: app.organizationUuid, clientUuid: app.clientUuid, email, passwordHash })
+      .onConflictDoNothing()
+      .returning();
+    if (!row) return 'taken';
+    // The account stands even when the mail fails: signing in with the password sends a new link.
+    await this.sendVerification(app, row, params).catch((err) => this.log.error({ err: loggableError(err) }, 'verification mail failed'));
+    return { end_user_uuid: row.endUserUuid };
+  }
+
+  private async sendVerification(app: App, user: EndUser, params: AuthorizeParams): Promise<void> {
+    const token = await this.tokens.issue(user.endUserUuid, 'verify_email');
+    await this.mail(user.email, `Confirm your email for ${app.name}`, [
+      `Open this link to confirm the email address of your ${app.name} account:`,
+      '',
+      this.link('/verify-email', token, params),
+      '',
+      'The link works once, within 24 hours. If you did not create this account, ignore this message.',
+    ]);
+  }
+
+  async verifyEmail(token: unknown): Promise<EndUser | undefined> {
+    const endUserUuid = await this.tokens.consume(token, 'verify_email');
+    if (!endUserUuid) return undefined;
+    const [user] = await this.db.update(endUsers).set({ emailVerifiedAt: new Date() }).where(eq(endUsers.endUserUuid, endUserUuid)).returning();
+    return user;
+  }
+
+  /**
+   * Sends a reset link when the account exists and does nothing otherwise; the mail goes out
+   * after the caller has answered, so neither the answer nor its timing differs.
+   */
+  requestPasswordReset(app: App, email: string, params: AuthorizeParams = {}): void {
+    void (async () => {
+      const user = await this.byEmail(app, email);
+      if (!user) return;
+      const token = await this.tokens.issue(user.endUserUuid, 'password_reset');
+      await this.mail(user.email, `Reset your ${app.name} password`, [
+        `Someone asked to reset the password of your ${app.name} account. To choose a new one, open:`,
+        '',
+        this.link('/reset-password', token, params),
+        '',
+        'The link works once, within an hour. If it was not you, ignore this message: your password stays as it is.',
+      ]);
+    })().catch((err) => this.log.error({ err: loggableError(err) }, 'password reset mail failed'));
+  }
+
+  /**
+   * Sets the new password, counts the email as verified (the link reached it), and signs the
+   * account out everywhere: whoever knew the old password loses their sessions.
+   */
+  async completePasswordReset(token: unknown, password: string): Promise<boolean> {
+    const endUserUuid = await this.tokens.consume(token, 'password_reset');
+    if (!endUserUuid) return false;
+    const passwordHash = await hashPassword(password);
+    const [user] = await this.db.update(endUsers).set({ passwordHash }).where(eq(endUsers.endUserUuid, endUserUuid)).returning();
+    if (!user.emailVerifiedAt) await this.db.update(endUsers).set({ emailVerifiedAt: new Date() }).where(eq(endUsers.endUserUuid, endUserUuid));
+    await this.tokens.revokeAll(endUserUuid, 'password_reset');
+    await revokeLoginSession(this.db, { organization_uuid: user.organizationUuid, end_user_uuid: endUserUuid, all: true });
+    return true;
+  }
+
+  /**
+   * The password step. Locked keys are refused before any check; an unknown email costs the same
+   * scrypt time and counts the same failures as a wrong password, so nothing tells them apart.
+   */
+  async signIn(app: App, email: string, password: string, address: string, params: AuthorizeParams = {}): Promise<SignInOutcome> {
+    const keys = [accountKey(app.clientUuid, email), clientKey(address)];
+    const retryAfter = await this.throttle.retryAfter(keys);
+    if (retryAfter > 0) return { outcome: 'locked', retry_after: retryAfter };
+    const user = await this.byEmail(app, email);
+    const ok = user ? await verifyPassword(password, user.passwordHash) : await verifyAgainstDecoy(password);
+    if (!user || !ok) {
+      await this.throttle.recordFailure(keys[0], keys[1]);
+      return { outcome: 'invalid' };
+    }
+    if (!user.emailVerifiedAt) {
+      await this.sendVerification(app, user, params);
+      return { outcome: 'unverified' };
+    }
+    if (user.totpConfirmedAt) return { outcome: 'second_factor', user };
+    await this.throttle.recordSuccess(keys[0]);
+    return { outcome: 'signed_in', user };
+  }
+
+  /** The TOTP step of a sign-in, throttled like the password step. */
+  async secondFactor(app: App, user: EndUser, code: unknown, address: string): Promise<SignInOutcome> {
+    const keys = [accountKey(app.clientUuid, user.email), clientKey(address)];
+    const retryAfter = await this.throttle.retryAfter(keys);
+    if (retryAfter > 0) return { outcome: 'locked', retry_after: retryAfter };
+    if (!user.totpSecret || !checkTotp(this.openTotpSecret(user), code)) {
+      await this.throttle.recordFailure(keys[0], keys[1]);
+      return { outcome: 'invalid' };
+    }
+    await this.throttle.recordSuccess(keys[0]);
+    return { outcome: 'signed_in', user };
+  }
+
+  /** A new, unconfirmed secret (replacing an unconfirmed one); 'enrolled' when TOTP is already on. */
+  async startTotp(user: EndUser): Promise<{ secret: string; otpauth_uri: string } | 'enrolled'> {
+    if (user.totpConfirmedAt) return 'enrolled';
+    const app = await this.appByUuid(user.clientUuid);
+    const secret = newTotpSecret();
+    const sealed = this.totpBox.seal(Buffer.from(secret), Buffer.from(user.endUserUuid)).toString('base64');
+    await this.db.update(endUsers).set({ totpSecret: sealed, totpConfirmedAt: null }).where(eq(endUsers.endUserUuid, user.endUserUuid));
+    return { secret, otpauth_uri: otpauthUri(secret, app?.name ?? 'Workflow Engine', user.email) };
+  }
+
+  /** The started, not yet confirmed enrolment, to show again after a wrong code. */
+  async pendingTotp(user: EndUser): Promise<{ secret: string; otpauth_uri: string } | undefined> {
+    if (!user.totpSecret || user.totpConfirmedAt) return undefined;
+    const app = await this.appByUuid(user.clientUuid);
+    const secret = this.openTotpSecret(user);
+    return { secret, otpauth_uri: otpauthUri(secret, app?.name ?? 'Workflow Engine', user.email) };
+  }
+
+  /** 'none' when no enrolment was started, 'invalid' for a wrong code. */
+  async confirmTotp(user: EndUser, code: unknown): Promise<'enabled' | 'none' | 'invalid'> {
+    if (!user.totpSecret) return 'none';
+    if (!checkTotp(this.openTotpSecret(user), code)) return 'invalid';
+    await this.db.update(endUsers).set({ totpConfirmedAt: new Date() }).where(eq(endUsers.endUserUuid, user.endUserUuid));
+    return 'enabled';
+  }
+
+  async removeTotp(user: EndUser): Promise<void> {
+    await this.db.update(endUsers).set({ totpSecret: null, totpConfirmedAt: null }).where(eq(endUsers.endUserUuid, user.endUserUuid));
+  }
+
+  /** A login session for a signed-in user: the Set-Cookie value that carries it. */
+  async startSession(user: EndUser): Promise<string> {
+    const session = await createLoginSession(
+      this.db,
+      { end_user_uuid: user.endUserUuid, client_uuid: user.clientUuid, organization_uuid: user.organizationUuid },
+      this.config.identity.loginSessionTtlS,
+    );
+    return sessionCookie(session.sid, session.expires_at, this.config.identity.loginUrl);
+  }
+
+  /** The end user whose login session cookie for this app the request carries. */
+  async signedInUser(req: IncomingMessage, app: App): Promise<EndUser | undefined> {
+    const session = await currentLoginSession(this.db, req, app.clientUuid);
+    return session && this.endUser(session.end_user_uuid);
+  }
+
+  private openTotpSecret(user: EndUser): string {
+    return this.totpBox.open(Buffer.from(user.totpSecret!, 'base64'), Buffer.from(user.endUserUuid)).toString();
+  }
+
+  private link(path: string, token: string, params: AuthorizeParams): string {
+    const query = new URLSearchParams({ token, ...(params as Record<string, string>) });
+    return `${this.config.identity.loginUrl}${path}?${query}`;
+  }
+
+  private async mail(to: string, subject: string, lines: string[]): Promise<void> {
+    await this.mailer.send({ to, subject, text: lines.join('\n') + '\n' });
+  }
+}

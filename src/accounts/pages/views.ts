@@ -1,0 +1,133 @@
+import { type AuthorizeParams, authorizeQuery } from '../authorize-params';
+import { CSRF_FIELD } from '../csrf';
+import { PASSWORD_MAX, PASSWORD_MIN } from '../passwords';
+import { errorBox, hidden, html, type Html, page } from './html';
+
+/** What every form needs: its CSRF token and the authorize parameters it carries along. */
+export interface FormContext {
+  csrf: string;
+  params: AuthorizeParams;
+}
+
+const formFields = (ctx: FormContext, extra: Record<string, string> = {}) =>
+  hidden({ [CSRF_FIELD]: ctx.csrf, ...(ctx.params as Record<string, string>), ...extra });
+
+const link = (path: string, params: AuthorizeParams) => {
+  const query = authorizeQuery(params);
+  return query ? `${path}?${query}` : path;
+};
+
+const described = (error?: string) => (error ? html` aria-describedby="form-error" aria-invalid="true"` : '');
+
+const passwordHint = html`<p class="hint" id="password-hint">${PASSWORD_MIN} to ${PASSWORD_MAX} characters; a passphrase is fine.</p>`;
+
+export const signInPage = (ctx: FormContext & { appName: string; email?: string; error?: string }) =>
+  page(
+    `Sign in to ${ctx.appName}`,
+    html`${errorBox(ctx.error)}
+<form method="post" action="/sign-in">
+${formFields(ctx)}<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" required value="${ctx.email ?? ''}"${described(ctx.error)}>
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required${described(ctx.error)}>
+<button type="submit">Sign in</button>
+</form>
+<nav><a href="${link('/register', ctx.params)}">Create an account</a><a href="${link('/forgot-password', ctx.params)}">Forgot your password?</a></nav>`,
+  );
+
+export const totpChallengePage = (ctx: FormContext & { appName: string; pending: string; error?: string }) =>
+  page(
+    'Enter your authentication code',
+    html`${errorBox(ctx.error)}
+<form method="post" action="/sign-in/totp">
+${formFields(ctx, { pending: ctx.pending })}<label for="code">6-digit code from your authenticator app</label>
+<input id="code" name="code" type="text" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required${described(ctx.error)}>
+<button type="submit">Verify</button>
+</form>`,
+  );
+
+export const registerPage = (ctx: FormContext & { appName: string; email?: string; error?: string }) =>
+  page(
+    `Create your ${ctx.appName} account`,
+    html`${errorBox(ctx.error)}
+<form method="post" action="/register">
+${formFields(ctx)}<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="email" required value="${ctx.email ?? ''}">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN}" maxlength="${PASSWORD_MAX}" aria-describedby="password-hint">
+${passwordHint}<button type="submit">Create account</button>
+</form>
+<nav><a href="${link('/sign-in', ctx.params)}">Already have an account? Sign in</a></nav>`,
+  );
+
+export const forgotPasswordPage = (ctx: FormContext & { appName: string }) =>
+  page(
+    'Reset your password',
+    html`<form method="post" action="/forgot-password">
+${formFields(ctx)}<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="email" required>
+<button type="submit">Email me a reset link</button>
+</form>
+<nav><a href="${link('/sign-in', ctx.params)}">Back to sign in</a></nav>`,
+  );
+
+export const resetPasswordPage = (ctx: FormContext & { token: string; error?: string }) =>
+  page(
+    'Choose a new password',
+    html`${errorBox(ctx.error)}
+<form method="post" action="/reset-password">
+${formFields(ctx, { token: ctx.token })}<label for="password">New password</label>
+<input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN}" maxlength="${PASSWORD_MAX}" aria-describedby="password-hint">
+${passwordHint}<button type="submit">Set password</button>
+</form>`,
+  );
+
+/** A GET only shows this: mail scanners follow links, and only the person's own click should verify. */
+export const verifyEmailPage = (ctx: FormContext & { token: string }) =>
+  page(
+    'Confirm your email',
+    html`<form method="post" action="/verify-email">
+${formFields(ctx, { token: ctx.token })}<button type="submit">Confirm my email address</button>
+</form>`,
+  );
+
+export const totpStartPage = (ctx: FormContext) =>
+  page(
+    'Two-step verification',
+    html`<p>Protect your account with a code from an authenticator app each time you sign in.</p>
+<form method="post" action="/mfa/totp">
+${formFields(ctx)}<button type="submit">Set up an authenticator app</button>
+</form>`,
+  );
+
+export const totpConfirmPage = (ctx: FormContext & { secret: string; otpauthUri: string; error?: string }) =>
+  page(
+    'Add the account to your authenticator app',
+    html`${errorBox(ctx.error)}
+<p>Add this key to your authenticator app (time-based, 6 digits):</p>
+<p><code id="totp-secret">${ctx.secret}</code></p>
+<p class="hint">Or open this link on the device that holds the app: <a href="${ctx.otpauthUri}">${ctx.otpauthUri}</a></p>
+<form method="post" action="/mfa/totp/confirm">
+${formFields(ctx)}<label for="code">The 6-digit code the app shows</label>
+<input id="code" name="code" type="text" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required${described(ctx.error)}>
+<button type="submit">Turn on two-step verification</button>
+</form>`,
+  );
+
+export const totpEnabledPage = (ctx: FormContext & { note?: string }) =>
+  page(
+    'Two-step verification is on',
+    html`${ctx.note ? html`<p role="status">${ctx.note}</p>` : ''}
+<p>Each sign-in asks for a code from your authenticator app.</p>
+<form method="post" action="/mfa/totp/remove">
+${formFields(ctx)}<button type="submit">Turn off two-step verification</button>
+</form>`,
+  );
+
+/** A page that only says something, with an optional way on. */
+export const messagePage = (title: string, text: string, next?: { href: string; label: string }) =>
+  page(title, html`<p role="status">${text}</p>${next ? html`<nav><a href="${next.href}">${next.label}</a></nav>` : ''}`);
+
+export const signInLink = (params: AuthorizeParams) => link('/sign-in', params);
+
+export type { Html };

@@ -1,0 +1,27 @@
+import { asc, eq } from 'drizzle-orm';
+import type { Database } from '../../db/client';
+import { identityApps } from '../../db/schema';
+
+export type IdentityApp = typeof identityApps.$inferSelect;
+
+export async function appByClientKey(db: Database, clientKey: string): Promise<IdentityApp | undefined> {
+  if (!/^ck_[A-Za-z0-9_-]{1,100}$/.test(clientKey)) return undefined;
+  const [app] = await db.select().from(identityApps).where(eq(identityApps.clientKey, clientKey));
+  return app;
+}
+
+export async function appsOf(db: Database, organizationUuid: string): Promise<IdentityApp[]> {
+  return db.select().from(identityApps).where(eq(identityApps.organizationUuid, organizationUuid)).orderBy(asc(identityApps.createdAt));
+}
+
+/** Exact string equality with a registered URI: no prefix, wildcard, case or trailing-slash leniency. */
+export const isRegisteredRedirect = (app: IdentityApp, redirectUri: string) => app.redirectUris.includes(redirectUri);
+
+export const appView = (app: IdentityApp) => ({
+  client_key: app.clientKey,
+  client_uuid: app.clientUuid,
+  name: app.name,
+  redirect_uris: app.redirectUris,
+  created_at: app.createdAt.toISOString(),
+  updated_at: app.updatedAt.toISOString(),
+});

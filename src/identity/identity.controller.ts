@@ -1,0 +1,55 @@
+import { Body, Controller, Get, HttpCode, Inject, Post, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { CurrentPrincipal, Public, type Principal } from '../auth/principal';
+import { DATABASE, IDENTITY } from '../common/di';
+import type { DatabaseHandle } from '../../db/client';
+import { appsOf, appView } from './apps';
+import { OAuthError, redeemCode } from './authorization-codes';
+import type { Identity } from './identity';
+
+const field = (body: unknown, name: string) => {
+  const value = (body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+@Controller()
+export class IdentityController {
+  constructor(
+    @Inject(IDENTITY) private readonly identity: Identity,
+    @Inject(DATABASE) private readonly database: DatabaseHandle,
+  ) {}
+
+  /** The JSON twin of the login host's token endpoint, for browser apps on the API's origin. Errors are RFC 6749's. */
+  @Post('auth/end-user/token')
+  @Public()
+  @HttpCode(200)
+  async token(@Body() body: unknown, @Res({ passthrough: true }) res: Response) {
+    res.setHeader('Cache-Control', 'no-store');
+    const code = field(body, 'code');
+    const verifier = field(body, 'code_verifier');
+    if (!code || !verifier) {
+      res.status(400);
+      return new OAuthError('invalid_request', 'code and code_verifier are required strings').body;
+    }
+    try {
+      const issued = await redeemCode(this.database.db, this.identity.tokens, { code, code_verifier: verifier });
+      return { token: issued.access_token, token_type: 'Bearer', expires_in: issued.expires_in };
+    } catch (err) {
+      if (!(err instanceof OAuthError)) throw err;
+      res.status(400);
+      return err.body;
+    }
+  }
+
+  @Get('auth/end-user/jwks')
+  @Public()
+  jwks() {
+    return this.identity.keys.jwks();
+  }
+
+  /** The organization's apps (org members only, as every route not marked for end users). */
+  @Get('apps')
+  async apps(@CurrentPrincipal() principal: Principal) {
+    return { apps: (await appsOf(this.database.db, principal.organization_uuid)).map(appView) };
+  }
+}

@@ -1,0 +1,152 @@
+import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { CONFIG, DATABASE, IDENTITY } from '../common/di';
+import type { AppConfig } from '../config';
+import type { DatabaseHandle } from '../../db/client';
+import { appByClientKey, isRegisteredRedirect } from './apps';
+import { issueCode, OAuthError, redeemCode, S256_CHALLENGE } from './authorization-codes';
+import { errorPage } from './error-page';
+import type { Identity } from './identity';
+import { currentLoginSession } from './login-sessions';
+
+/** A single-valued query or form parameter; a repeated one is as good as absent (RFC 6749 §3.1). */
+const param = (source: unknown, name: string): string | undefined => {
+  const value = (source as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+function withParams(uri: string, params: Record<string, string | undefined>): string {
+  const url = new URL(uri);
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) url.searchParams.set(k, v);
+  return url.toString();
+}
+
+/**
+ * The login host (LOGIN_URL): OIDC discovery, /authorize (authorization code with PKCE S256),
+ * the form-encoded token endpoint and the JWKS. The hosted pages (src/accounts/) sit beside it.
+ */
+@Controller()
+export class LoginHostController {
+  private readonly loginUrl: string;
+
+  constructor(
+    @Inject(IDENTITY) private readonly identity: Identity,
+    @Inject(DATABASE) private readonly database: DatabaseHandle,
+    @Inject(CONFIG) config: AppConfig,
+  ) {
+    this.loginUrl = config.identity.loginUrl;
+  }
+
+  @Get('.well-known/openid-configuration')
+  discovery() {
+    const base = this.loginUrl;
+    return {
+      issuer: base,
+      authorization_endpoint: `${base}/authorize`,
+      token_endpoint: `${base}/token`,
+      jwks_uri: `${base}/jwks`,
+      response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      grant_types_supported: ['authorization_code'],
+      code_challenge_methods_supported: ['S256'],
+      id_token_signing_alg_values_supported: ['RS256'],
+      subject_types_supported: ['public'],
+      token_endpoint_auth_methods_supported: ['none'],
+      scopes_supported: ['openid', 'email'],
+      claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'nonce', 'email', 'email_verified'],
+      authorization_response_iss_parameter_supported: true,
+    };
+  }
+
+  @Get('jwks')
+  jwks() {
+    return this.identity.keys.jwks();
+  }
+
+  @Get('authorize')
+  async authorize(@Req() req: Request, @Res() res: Response): Promise<void> {
+    res.setHeader('Cache-Control', 'no-store');
+    const q = req.query;
+    const clientKey = param(q, 'client_key') ?? param(q, 'client_id');
+    const redirectUri = param(q, 'redirect_uri');
+    const app = clientKey ? await appByClientKey(this.database.db, clientKey) : undefined;
+    if (!app) {
+      res.status(400).type('html').send(errorPage('Unknown app', 'This sign-in link names no app registered here (client_key).'));
+      return;
+    }
+    if (!redirectUri || !isRegisteredRedirect(app, redirectUri)) {
+      res
+        .status(400)
+        .type('html')
+        .send(errorPage('Invalid redirect', `redirect_uri is not one registered for ${app.name}; nothing was sent back to it.`));
+      return;
+    }
+    const state = param(q, 'state');
+    const back = (params: Record<string, string | undefined>) =>
+      res.redirect(302, withParams(redirectUri, { ...params, state, iss: this.loginUrl }));
+
+    const responseType = param(q, 'response_type');
+    if (responseType !== undefined && responseType !== 'code') {
+      return back({ error: 'unsupported_response_type', error_description: 'only response_type=code is supported' });
+    }
+    const challenge = param(q, 'code_challenge');
+    if (param(q, 'code_challenge_method') !== 'S256' || !challenge || !S256_CHALLENGE.test(challenge)) {
+      return back({ error: 'invalid_request', error_description: 'PKCE is required: code_challenge (43 base64url characters) with code_challenge_method=S256' });
+    }
+    const session = await currentLoginSession(this.database.db, req, app.clientUuid);
+    if (!session) {
+      if (param(q, 'prompt') === 'none') return back({ error: 'login_required' });
+      return res.redirect(302, this.signInUrl(q, app.clientKey));
+    }
+    const code = await issueCode(this.database.db, {
+      client_uuid: app.clientUuid,
+      redirect_uri: redirectUri,
+      code_challenge: challenge,
+      sid: session.sid,
+      end_user_uuid: session.end_user_uuid,
+      nonce: param(q, 'nonce'),
+    });
+    back({ code });
+  }
+
+  /** RFC 6749 §4.1.3 over application/x-www-form-urlencoded, so that ordinary OIDC clients work unchanged. */
+  @Post('token')
+  @HttpCode(200)
+  async token(@Body() body: unknown, @Res({ passthrough: true }) res: Response) {
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Pragma', 'no-cache');
+    try {
+      const grantType = param(body, 'grant_type');
+      if (grantType !== 'authorization_code') {
+        throw grantType === undefined
+          ? new OAuthError('invalid_request', 'grant_type is required')
+          : new OAuthError('unsupported_grant_type', 'only grant_type=authorization_code is supported');
+      }
+      const [code, verifier, clientId, redirectUri] = ['code', 'code_verifier', 'client_id', 'redirect_uri'].map((n) => param(body, n));
+      if (!code || !verifier || !clientId || !redirectUri) {
+        throw new OAuthError('invalid_request', 'code, code_verifier, client_id and redirect_uri are required');
+      }
+      const issued = await redeemCode(this.database.db, this.identity.tokens, {
+        code,
+        code_verifier: verifier,
+        client_key: clientId,
+        redirect_uri: redirectUri,
+      });
+      return { access_token: issued.access_token, token_type: 'Bearer', expires_in: issued.expires_in, id_token: issued.id_token };
+    } catch (err) {
+      if (!(err instanceof OAuthError)) throw err;
+      res.status(400);
+      return err.body;
+    }
+  }
+
+  /** The hosted sign-in page, with the same authorize parameters (client_key for client_id). */
+  private signInUrl(query: Request['query'], clientKey: string): string {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) {
+      if (typeof v === 'string' && k !== 'client_id' && k !== 'client_key') params.set(k, v);
+    }
+    params.set('client_key', clientKey);
+    return `${this.loginUrl}/sign-in?${params}`;
+  }
+}

@@ -1,0 +1,29 @@
+import type { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { json, urlencoded } from 'express';
+import pinoHttp from 'pino-http';
+import type { AppDependencies } from '../app.module';
+import { NestPinoLogger } from '../nest-logger';
+import { LoginHostModule } from './login-host.module';
+
+/** Builds the login host (not yet listening): the second listener of the API process, on LOGIN_PORT. */
+export async function createLoginHost(deps: AppDependencies): Promise<INestApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(LoginHostModule.forRoot(deps), {
+    logger: new NestPinoLogger(deps.logger),
+    bodyParser: false,
+  });
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(
+    pinoHttp({
+      logger: deps.logger,
+      customProps: () => ({ listener: 'login' }),
+      // Never the URL: its query carries codes, states and challenges.
+      serializers: { req: (req) => ({ method: req.method }), res: (res) => ({ statusCode: res.statusCode }) },
+    }),
+  );
+  app.use(urlencoded({ extended: false, limit: '64kb' }));
+  app.use(json({ limit: '64kb' }));
+  return app;
+}

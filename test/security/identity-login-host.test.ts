@@ -1,0 +1,122 @@
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { IdentityHarness, newPkce } from '../support/identity-harness';
+
+const REDIRECT = 'https://app.example.test/callback';
+let h: IdentityHarness;
+let org: Awaited<ReturnType<IdentityHarness['createOrg']>>;
+let app: Awaited<ReturnType<IdentityHarness['provisionApp']>>;
+let user: { end_user_uuid: string; email: string };
+let cookie: string;
+
+beforeAll(async () => {
+  h = await IdentityHarness.start();
+  org = await h.createOrg();
+  app = await h.provisionApp(org.organization_uuid, [REDIRECT]);
+  user = await h.createEndUser(app, org.organization_uuid);
+  ({ cookie } = await h.signIn(user, app, org.organization_uuid));
+});
+
+afterAll(() => h?.stop());
+
+describe('the login host', () => {
+  it('publishes OIDC discovery for the code flow with PKCE S256 and RS256', async () => {
+    const res = await fetch(`${h.loginUrl}/.well-known/openid-configuration`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      issuer: h.loginUrl,
+      authorization_endpoint: `${h.loginUrl}/authorize`,
+      token_endpoint: `${h.loginUrl}/token`,
+      jwks_uri: `${h.loginUrl}/jwks`,
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code'],
+      code_challenge_methods_supported: ['S256'],
+      id_token_signing_alg_values_supported: ['RS256'],
+      subject_types_supported: ['public'],
+      token_endpoint_auth_methods_supported: ['none'],
+      authorization_response_iss_parameter_supported: true,
+    });
+  });
+
+  it('sends a signed-in user back with code, state and iss; the form token endpoint answers access and ID tokens', async () => {
+    const pkce = newPkce();
+    const res = await h.authorize(
+      { client_id: app.client_key, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 'xyz', nonce: 'n-1', code_challenge: pkce.challenge, code_challenge_method: 'S256' },
+      cookie,
+    );
+    expect(res.status).toBe(302);
+    const location = new URL(res.location!);
+    expect(`${location.origin}${location.pathname}`).toBe(REDIRECT);
+    expect(location.searchParams.get('state')).toBe('xyz');
+    expect(location.searchParams.get('iss')).toBe(h.loginUrl);
+    const code = location.searchParams.get('code')!;
+    expect(Buffer.from(code, 'base64url').length).toBeGreaterThanOrEqual(16);
+
+    const token = await h.formToken({ grant_type: 'authorization_code', client_id: app.client_key, code, redirect_uri: REDIRECT, code_verifier: pkce.verifier });
+    expect(token.status).toBe(200);
+    expect(token.body).toMatchObject({ token_type: 'Bearer', expires_in: 600 });
+    const access = decodeJwt(token.body.access_token);
+    expect(decodeProtectedHeader(token.body.access_token)).toMatchObject({ alg: 'RS256', kid: expect.any(String) });
+    expect(access).toMatchObject({
+      iss: h.loginUrl,
+      sub: user.end_user_uuid,
+      aud: app.client_key,
+      org: org.organization_uuid,
+      app: app.client_uuid,
+      email: user.email,
+      token_type: 'end_user',
+    });
+    expect(access.exp! - access.iat!).toBe(600);
+    expect(decodeJwt(token.body.id_token)).toMatchObject({ iss: h.loginUrl, sub: user.end_user_uuid, aud: app.client_key, nonce: 'n-1', email: user.email, email_verified: true });
+
+    const me = await h.api('/api/auth/me', token.body.access_token);
+    expect(me.status).toBe(200);
+    expect(me.body).toEqual({
+      token_type: 'end_user',
+      principal_type: 'end_user',
+      user_id: user.end_user_uuid,
+      organization_uuid: org.organization_uuid,
+      username: user.email,
+    });
+  });
+
+  it('exchanges a code at the JSON endpoint for {token, token_type, expires_in}', async () => {
+    const { code, pkce } = await h.code(app.client_key, REDIRECT, cookie);
+    const res = await h.jsonToken({ code, code_verifier: pkce.verifier });
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body).sort()).toEqual(['expires_in', 'token', 'token_type']);
+    expect((await h.api('/api/auth/me', res.body.token)).body.user_id).toBe(user.end_user_uuid);
+  });
+
+  it('without a session sends the browser to the hosted sign-in page with the same parameters', async () => {
+    const pkce = newPkce();
+    const res = await h.authorize({ client_id: app.client_key, redirect_uri: REDIRECT, state: 's', code_challenge: pkce.challenge, code_challenge_method: 'S256' });
+    expect(res.status).toBe(302);
+    const location = new URL(res.location!);
+    expect(`${location.origin}${location.pathname}`).toBe(`${h.loginUrl}/sign-in`);
+    expect(Object.fromEntries(location.searchParams)).toEqual({
+      client_key: app.client_key,
+      redirect_uri: REDIRECT,
+      state: 's',
+      code_challenge: pkce.challenge,
+      code_challenge_method: 'S256',
+    });
+  });
+
+  it('with prompt=none and no session answers login_required with state and iss, no page', async () => {
+    const res = await h.authorize({ client_key: app.client_key, redirect_uri: REDIRECT, state: 's2', prompt: 'none', code_challenge: newPkce().challenge, code_challenge_method: 'S256' });
+    expect(res.status).toBe(302);
+    const location = new URL(res.location!);
+    expect(Object.fromEntries(location.searchParams)).toEqual({ error: 'login_required', state: 's2', iss: h.loginUrl });
+  });
+
+  it('serves the RS256 public keys at jwks_uri and on the API, without private parts', async () => {
+    const login = (await (await fetch(`${h.loginUrl}/jwks`)).json()) as any;
+    const api = await (await fetch(`${h.apiUrl}/api/auth/end-user/jwks`)).json();
+    expect(api).toEqual(login);
+    expect(login.keys.length).toBeGreaterThan(0);
+    for (const key of login.keys) {
+      expect(key).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig', kid: expect.any(String), n: expect.any(String), e: 'AQAB' });
+      expect(key.d).toBeUndefined();
+    }
+  });
+});

@@ -1,0 +1,200 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SecretBox } from '../../activities/secret-box';
+import { type DatabaseHandle, openDatabase } from '../../db/client';
+import { registerBody } from '../../src/accounts/account-schemas';
+import { pickAuthorizeParams } from '../../src/accounts/authorize-params';
+import { Csrf } from '../../src/accounts/csrf';
+import { createMailer } from '../../src/accounts/mailer';
+import { signInPage } from '../../src/accounts/pages/views';
+import { hashPassword, passwordSchema, verifyAgainstDecoy, verifyPassword } from '../../src/accounts/passwords';
+import { accountKey, clientKey, SignInThrottle } from '../../src/accounts/throttle';
+import { TotpChallenge } from '../../src/accounts/totp-challenge';
+import { checkTotp, newTotpSecret, otpauthUri, totpCode } from '../../src/accounts/totp';
+
+describe('passwords', () => {
+  it('hashes with scrypt and a fresh salt, and verifies only the same password', async () => {
+    const a = await hashPassword('correct horse battery staple');
+    const b = await hashPassword('correct horse battery staple');
+    expect(a).toMatch(/^scrypt\$32768\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
+    expect(a).not.toBe(b);
+    expect(await verifyPassword('correct horse battery staple', a)).toBe(true);
+    expect(await verifyPassword('correct horse battery stapl', a)).toBe(false);
+    expect(await verifyPassword('x', 'not-a-hash')).toBe(false);
+    expect(await verifyAgainstDecoy('anything')).toBe(false);
+  });
+
+  it('treats composed and decomposed forms of one password as the same', async () => {
+    const hash = await hashPassword('caf\u00e9-au-lait');
+    expect(await verifyPassword('cafe\u0301-au-lait', hash)).toBe(true);
+  });
+
+  it('takes 8 to 256 characters and imposes no composition rule', () => {
+    expect(passwordSchema.safeParse('aaaaaaaa').success).toBe(true);
+    expect(passwordSchema.safeParse('a'.repeat(256)).success).toBe(true);
+    expect(passwordSchema.safeParse('😀'.repeat(8)).success).toBe(true);
+    expect(passwordSchema.safeParse('a'.repeat(7)).success).toBe(false);
+    expect(passwordSchema.safeParse('a'.repeat(257)).success).toBe(false);
+  });
+
+  it('lower-cases the email of a registration', () => {
+    const parsed = registerBody.parse({ client_key: 'ck_x', email: ' Ada@Example.COM ', password: 'long enough' });
+    expect(parsed.email).toBe('ada@example.com');
+    expect(registerBody.safeParse({ client_key: 'ck_x', email: 'not-an-email', password: 'long enough' }).success).toBe(false);
+  });
+});
+
+describe('CSRF (signed double-submit cookie)', () => {
+  const csrf = new Csrf(randomBytes(32), false);
+
+  it('accepts the field issued for the cookie and nothing else', () => {
+    const { token, setCookie } = csrf.issue(undefined);
+    expect(setCookie).toMatch(/^wfe_csrf=[\w-]{43}; Path=\/; HttpOnly; SameSite=Lax$/);
+    const cookie = setCookie!.split(';')[0];
+    expect(csrf.verify(cookie, token)).toBe(true);
+    expect(csrf.issue(cookie)).toEqual({ token });
+    expect(csrf.verify(cookie, undefined)).toBe(false);
+    expect(csrf.verify(undefined, token)).toBe(false);
+    expect(csrf.verify(cookie, token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A'))).toBe(false);
+  });
+
+  it('refuses a planted cookie whose field was not signed by this server', () => {
+    const other = new Csrf(randomBytes(32), false);
+    const { token, setCookie } = other.issue(undefined);
+    expect(csrf.verify(setCookie!.split(';')[0], token)).toBe(false);
+    const planted = 'wfe_csrf=' + 'A'.repeat(43);
+    expect(csrf.verify(planted, 'A'.repeat(43))).toBe(false);
+  });
+
+  it('uses a __Host- Secure cookie on https', () => {
+    expect(new Csrf(randomBytes(32), true).issue(undefined).setCookie).toMatch(/^__Host-wfe_csrf=[\w-]{43}; Path=\/; HttpOnly; SameSite=Lax; Secure$/);
+  });
+});
+
+describe('TOTP (RFC 6238)', () => {
+  // RFC 6238 Appendix B, SHA-1 seed "12345678901234567890", the last 6 of its 8-digit values.
+  const rfcSecret = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
+
+  it('matches the RFC test vectors', () => {
+    expect(totpCode(rfcSecret, 59_000)).toBe('287082');
+    expect(totpCode(rfcSecret, 1_111_111_109_000)).toBe('081804');
+    expect(totpCode(rfcSecret, 1_234_567_890_000)).toBe('005924');
+  });
+
+  it('accepts the current code and one step of drift, nothing older or malformed', () => {
+    const secret = newTotpSecret();
+    expect(secret).toMatch(/^[A-Z2-7]{32}$/);
+    const now = 1_700_000_000_000;
+    expect(checkTotp(secret, totpCode(secret, now), now)).toBe(true);
+    expect(checkTotp(secret, totpCode(secret, now - 30_000), now)).toBe(true);
+    expect(checkTotp(secret, totpCode(secret, now - 90_000), now)).toBe(false);
+    expect(checkTotp(secret, 123456, now)).toBe(false);
+    expect(checkTotp(secret, '12345', now)).toBe(false);
+  });
+
+  it('builds an otpauth URI an authenticator app reads', () => {
+    const uri = new URL(otpauthUri(rfcSecret, 'Acme App', 'ada@example.com'));
+    expect(uri.protocol).toBe('otpauth:');
+    expect(uri.host).toBe('totp');
+    expect(uri.searchParams.get('secret')).toBe(rfcSecret);
+    expect(uri.searchParams.get('issuer')).toBe('Acme App');
+    expect(uri.searchParams.get('digits')).toBe('6');
+    expect(uri.searchParams.get('period')).toBe('30');
+    expect(uri.searchParams.get('algorithm')).toBe('SHA1');
+  });
+
+  it('seals the password-accepted note between the two sign-in steps, for five minutes', () => {
+    const challenge = new TotpChallenge(SecretBox.derive(randomBytes(32), 'login-flow'));
+    const note = challenge.issue({ end_user_uuid: 'u1', client_uuid: 'c1' }, 1_000);
+    expect(note).not.toContain('u1');
+    expect(challenge.open(note, 2_000)).toEqual({ end_user_uuid: 'u1', client_uuid: 'c1' });
+    expect(challenge.open(note, 1_000 + 5 * 60_000)).toBeUndefined();
+    expect(challenge.open(note.slice(0, -2) + 'xx', 2_000)).toBeUndefined();
+    expect(new TotpChallenge(SecretBox.derive(randomBytes(32), 'login-flow')).open(note, 2_000)).toBeUndefined();
+  });
+});
+
+describe('mailer outbox', () => {
+  it('writes one RFC 5322 message per mail, readable by the owner only', async () => {
+    const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'outbox-')), 'outbox');
+    const mailer = createMailer({ from: 'Engine <no-reply@localhost>', outboxDir: dir });
+    await mailer.send({ to: 'ada@example.com', subject: 'Confirm', text: 'Open http://127.0.0.1:1/verify-email?token=abc\n' });
+    const [file] = fs.readdirSync(dir);
+    expect(file).toMatch(/\.eml$/);
+    expect(fs.statSync(path.join(dir, file)).mode & 0o777).toBe(0o600);
+    const message = fs.readFileSync(path.join(dir, file), 'utf8');
+    expect(message).toMatch(/^From: Engine <no-reply@localhost>$/m);
+    expect(message).toMatch(/^To: ada@example.com$/m);
+    expect(message).toMatch(/^Subject: Confirm$/m);
+    expect(message).toMatch(/^Message-ID: <.+>$/m);
+    expect(message).toMatch(/^Date: .+$/m);
+    expect(message).toContain('verify-email?token=abc');
+  });
+});
+
+describe('hosted pages', () => {
+  it('escapes every value and labels every input', () => {
+    const page = signInPage({
+      appName: '<script>alert(1)</script>',
+      csrf: 't"k',
+      params: pickAuthorizeParams({ client_id: 'ck_1', state: '"><img src=x>', extra: 'dropped' }),
+      email: 'a@b.c',
+    });
+    expect(page).not.toContain('<script>alert');
+    expect(page).toContain('&lt;script&gt;');
+    expect(page).toContain('value="&quot;&gt;&lt;img src=x&gt;"');
+    expect(page).toContain('<input type="hidden" name="client_key" value="ck_1">');
+    expect(page).not.toContain('extra');
+    expect(page).toContain('<input type="hidden" name="csrf_token" value="t&quot;k">');
+    for (const id of ['email', 'password']) expect(page).toContain(`<label for="${id}">`);
+    expect(page).toMatch(/<html lang="en">/);
+  });
+});
+
+describe('sign-in throttle', () => {
+  let database: DatabaseHandle;
+  beforeAll(async () => {
+    database = await openDatabase({});
+    await database.migrate();
+  });
+  afterAll(() => database.close());
+
+  it('locks a key after its maximum failures in the window, for the lock time', async () => {
+    const throttle = new SignInThrottle(database.db, { maxFailuresPerAccount: 3, maxFailuresPerClient: 5, lockSeconds: 60 });
+    const account = accountKey('app-1', 'ada@example.com');
+    const client = clientKey('10.0.0.1');
+    const t0 = new Date('2026-01-01T00:00:00Z');
+    for (let i = 0; i < 2; i++) await throttle.recordFailure(account, client, t0);
+    expect(await throttle.retryAfter([account, client], t0)).toBe(0);
+    await throttle.recordFailure(account, client, t0);
+    expect(await throttle.retryAfter([account, client], t0)).toBe(60);
+    expect(await throttle.retryAfter([account, client], new Date(t0.getTime() + 45_000))).toBe(15);
+    expect(await throttle.retryAfter([accountKey('app-1', 'bob@example.com'), client], t0)).toBe(0);
+    expect(await throttle.retryAfter([account], new Date(t0.getTime() + 60_000))).toBe(0);
+  });
+
+  it('locks the client address across accounts, and a success clears only its account', async () => {
+    const throttle = new SignInThrottle(database.db, { maxFailuresPerAccount: 3, maxFailuresPerClient: 4, lockSeconds: 60 });
+    const client = clientKey('10.0.0.2');
+    const t0 = new Date('2026-01-01T00:00:00Z');
+    for (const who of ['a', 'b', 'c']) await throttle.recordFailure(accountKey('app-1', who), client, t0);
+    await throttle.recordSuccess(accountKey('app-1', 'a'));
+    expect(await throttle.retryAfter([client], t0)).toBe(0);
+    await throttle.recordFailure(accountKey('app-1', 'd'), client, t0);
+    expect(await throttle.retryAfter([accountKey('app-1', 'e'), client], t0)).toBe(60);
+  });
+
+  it('starts a new window once the old one has passed', async () => {
+    const throttle = new SignInThrottle(database.db, { maxFailuresPerAccount: 2, maxFailuresPerClient: 100, lockSeconds: 60 });
+    const account = accountKey('app-2', 'ada@example.com');
+    const t0 = new Date('2026-01-01T00:00:00Z');
+    await throttle.recordFailure(account, clientKey('10.0.0.3'), t0);
+    const later = new Date(t0.getTime() + 61_000);
+    await throttle.recordFailure(account, clientKey('10.0.0.3'), later);
+    expect(await throttle.retryAfter([account], later)).toBe(0);
+    await throttle.recordFailure(account, clientKey('10.0.0.3'), later);
+    expect(await throttle.retryAfter([account], later)).toBe(60);
+  });
+});
