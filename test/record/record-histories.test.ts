@@ -8,9 +8,12 @@ import { Worker } from '@temporalio/worker';
 import { ConnectionStore } from '../../activities/connections';
 import { createDbhostActivities } from '../../activities/dbhost';
 import { createEsignActivities } from '../../activities/esign';
+import { createIdentityActivities } from '../../activities/identity';
 import { createProjection } from '../../activities/projection';
 import { SecretBox } from '../../activities/secret-box';
 import { type DatabaseHandle, openDatabase, projectRoot } from '../../db/client';
+import { endUsers } from '../../db/schema';
+import { createLoginSession, sessionIdOf } from '../../src/identity/login-sessions';
 import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
 import { DBHOST_VALID_TOKEN, startDbhostDouble } from '../doubles/dbhost-double';
 import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
@@ -51,6 +54,7 @@ describe('record workflow histories', () => {
         ...createProjection(database.db),
         ...createEsignActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([double.url]) }),
         ...createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([dbhostDouble.url]), connections }),
+        ...createIdentityActivities(database.db, 'http://127.0.0.1:3001'),
       },
     });
     running = worker.run();
@@ -148,5 +152,36 @@ describe('record workflow histories', () => {
     await record('dbhost-endpoints-completed', list, { organization_uuid: org, initial_data: { connection_uuid: ok, dbhost_project_id: 'floral-king-961888' } });
     await record('dbhost-endpoints-flaky-completed', list, { organization_uuid: org, initial_data: { connection_uuid: ok, dbhost_project_id: 'flaky-rec' } });
     await record('dbhost-endpoints-not-found-failed', list, { organization_uuid: org, initial_data: { connection_uuid: ok, dbhost_project_id: 'missing-rec' } });
+  });
+
+  it('records the identity types: provision, configure-client, session revoke, and their failures', async () => {
+    const provisioned = await record('identity-provision-completed', 'identity.app.provision', {
+      organization_uuid: org,
+      initial_data: { name: 'Recorded app', redirect_uris: ['https://app.example.test/callback', 'http://127.0.0.1:5173/cb'] },
+    });
+    await record('identity-provision-invalid-input-failed', 'identity.app.provision', {
+      organization_uuid: org,
+      initial_data: { name: 'Bad', redirect_uris: ['http://app.example.test/callback'] },
+    });
+    const { client_key, client_uuid } = provisioned as { client_key: string; client_uuid: string };
+    await record('identity-configure-completed', 'identity.app.configure-client', {
+      organization_uuid: org,
+      initial_data: { client_key, add_redirect_uris: ['https://app.example.test/other'], remove_redirect_uris: ['http://127.0.0.1:5173/cb'] },
+    });
+    await record('identity-configure-not-found-failed', 'identity.app.configure-client', {
+      organization_uuid: 'org_someone_else',
+      initial_data: { client_key, add_redirect_uris: ['https://evil.example.test/cb'] },
+    });
+    const endUserUuid = 'b6c0a1de-5e11-4c71-9d0e-6d1f0f3c2a10';
+    await database.db.insert(endUsers).values({ endUserUuid, organizationUuid: org, clientUuid: client_uuid, email: 'rec@example.test', passwordHash: 'x' });
+    const { sid } = await createLoginSession(database.db, { end_user_uuid: endUserUuid, client_uuid, organization_uuid: org });
+    await record('identity-revoke-completed', 'identity.end-user.session.revoke', {
+      organization_uuid: org,
+      initial_data: { sid: sessionIdOf(sid), end_user_uuid: endUserUuid, client_uuid },
+    });
+    await record('identity-revoke-not-found-failed', 'identity.end-user.session.revoke', {
+      organization_uuid: org,
+      initial_data: { sid: sessionIdOf(sid) },
+    });
   });
 });
