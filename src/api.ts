@@ -7,6 +7,7 @@ import { json } from 'express';
 import pinoHttp from 'pino-http';
 import { absolutePath as swaggerUiAssets } from 'swagger-ui-dist';
 import { AppModule, type AppDependencies } from './app.module';
+import { browserCors } from './browser-cors/browser-cors';
 import { bodyParserErrors } from './common/error.filter';
 import { requestRoute } from './common/request-route';
 import { bodyDepthLimit } from './limits/body-depth';
@@ -47,6 +48,7 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
       },
     }),
   );
+  app.use(browserCors(deps.database.db));
   app.use(methodNotAllowed(openApiDocument()));
   app.use(json({ limit: deps.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(bodyParserErrors);

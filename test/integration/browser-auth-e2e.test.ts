@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { decodeJwt } from 'jose';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { waitForLink } from '../support/accounts';
 import { uniqueId } from '../support/api';
 import { chromiumInstalled, CHROMIUM, launchChromium } from '../support/browser-auth';
 import { startExampleApp, type ExampleApp } from '../support/example-app';
@@ -34,9 +35,6 @@ interface RunView {
   status: string;
   state_data?: Record<string, unknown>;
 }
-
-/** The quoted-printable body of an outbox message, decoded (RFC 2045 §6.7). */
-const unquote = (eml: string) => eml.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 
 (chromiumInstalled ? describe : describe.skip)('browser auth end to end: the sample app against the real login host (headless Chromium)', () => {
   let temporal: TemporalDevServer;
@@ -117,16 +115,8 @@ const unquote = (eml: string) => eml.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{
       body: JSON.stringify({ client_key: clientKey, email: EMAIL, password: PASSWORD }),
     });
     expect(registered.status).toBe(201);
-    const outbox = path.join(extra.env.DATA_DIR!, 'outbox');
-    const verifyToken = await waitFor('the verification email in the outbox', async () => {
-      const files = fs.existsSync(outbox) ? fs.readdirSync(outbox).filter((f) => f.endsWith('.eml')) : [];
-      for (const file of files) {
-        const text = unquote(fs.readFileSync(path.join(outbox, file), 'utf8'));
-        const link = text.includes(EMAIL) ? /\/verify-email\?token=([^&\s]+)/.exec(text) : null;
-        if (link) return decodeURIComponent(link[1]);
-      }
-      return undefined;
-    });
+    const link = await waitForLink(EMAIL, '/verify-email', 0, path.join(extra.env.DATA_DIR!, 'outbox'));
+    const verifyToken = link.searchParams.get('token');
     const verified = await fetch(`${extra.url}/api/auth/end-user/verify-email`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
