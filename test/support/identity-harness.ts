@@ -64,6 +64,7 @@ export class IdentityHarness {
       temporal: new TemporalClients(Connection.lazy({ address: '127.0.0.1:1' }), 'default', new MasterPayloadKeys(masterKey)),
       connections: new ConnectionStore(database.db, SecretBox.derive(masterKey, 'connections')),
       identity,
+      masterKey,
     };
     const api = await createApi(deps);
     const login = await createLoginHost(deps);
