@@ -81,7 +81,9 @@ export class LoginHostDouble {
   }
 
   silentAuthorizes(): number {
-    return this.count((r) => r.origin === 'login' && r.url.startsWith('/authorize') && new URL(r.url, 'http://x').searchParams.get('prompt') === 'none');
+    return this.count(
+      (r) => r.origin === 'login' && r.url.startsWith('/authorize') && new URL(r.url, 'http://x').searchParams.get('prompt') === 'none',
+    );
   }
 
   tokenExchanges(): number {
@@ -103,14 +105,18 @@ export class LoginHostDouble {
     const redirect = new URL(query.get('redirect_uri') ?? '');
     const back = (params: Record<string, string>) => {
       const iss = this.issOverride === undefined ? this.issuer : this.issOverride;
-      for (const [k, v] of Object.entries({ ...params, state: this.stateOverride ?? query.get('state') ?? '' })) redirect.searchParams.set(k, v);
+      for (const [k, v] of Object.entries({ ...params, state: this.stateOverride ?? query.get('state') ?? '' }))
+        redirect.searchParams.set(k, v);
       if (iss !== null) redirect.searchParams.set('iss', iss);
       res.writeHead(302, { location: redirect.toString() }).end();
     };
     if (query.get('prompt') === 'none' && this.promptNone === 'login_required') return back({ error: 'login_required' });
     if (query.get('prompt') === 'none' && this.promptNone === 'hang') {
       // Sent from the frame itself, but from the login origin: the parent must ignore it.
-      const forged = JSON.stringify({ type: 'wfe-auth:renew-callback', search: `?code=forged&state=${query.get('state')}&iss=${this.issuer}` });
+      const forged = JSON.stringify({
+        type: 'wfe-auth:renew-callback',
+        search: `?code=forged&state=${query.get('state')}&iss=${this.issuer}`,
+      });
       return void res
         .writeHead(200, { 'content-type': 'text/html' })
         .end(`<!doctype html><title>wait</title><script>setInterval(() => parent.postMessage(${forged}, '*'), 100)</script>`);
@@ -128,7 +134,8 @@ export class LoginHostDouble {
     };
     if (req.method === 'OPTIONS') return void res.writeHead(204, cors).end();
     const { url, body } = await this.record('api', req);
-    const json = (status: number, value: unknown) => res.writeHead(status, { ...cors, 'content-type': 'application/json' }).end(JSON.stringify(value));
+    const json = (status: number, value: unknown) =>
+      res.writeHead(status, { ...cors, 'content-type': 'application/json' }).end(JSON.stringify(value));
     if (url === '/api/auth/end-user/jwks') return json(200, { keys: this.keys.map((k) => k.publicJwk) });
     if (url === '/api/auth/end-user/token') {
       const { code, code_verifier: verifier } = JSON.parse(body || '{}') as { code?: string; code_verifier?: string };
@@ -143,7 +150,8 @@ export class LoginHostDouble {
     }
     if (url === '/api/auth/end-user/register') {
       const { email } = JSON.parse(body || '{}') as { email?: string };
-      if (email?.startsWith('taken@')) return json(409, { error: { code: 'email_taken', message: 'this email is registered', details: [] } });
+      if (email?.startsWith('taken@'))
+        return json(409, { error: { code: 'email_taken', message: 'this email is registered', details: [] } });
       return json(201, { end_user_uuid: randomUUID(), email_verification: 'sent' });
     }
     if (url.startsWith('/api/workflows/') && !this.issued.some((t) => req.headers.authorization === `Bearer ${t}`)) {
@@ -158,7 +166,9 @@ export class LoginHostDouble {
         ['RUNNING', 'COMPLETED', 'finish'],
       ];
       for (const [i, [from, to, action]] of steps.entries()) {
-        res.write(`event: transition\nid: ${i + 1}\ndata: ${JSON.stringify({ seq: i + 1, from, to, action, at: new Date().toISOString() })}\n\n`);
+        res.write(
+          `event: transition\nid: ${i + 1}\ndata: ${JSON.stringify({ seq: i + 1, from, to, action, at: new Date().toISOString() })}\n\n`,
+        );
         await new Promise((r) => setTimeout(r, 150));
       }
       return void res.end(`event: completed\ndata: ${JSON.stringify({ state_data: { ok: true } })}\n\n`);

@@ -36,7 +36,7 @@ interface RunView {
   state_data?: Record<string, unknown>;
 }
 
-(chromiumInstalled ? describe : describe.skip)('browser auth end to end: the sample app against the real login host (headless Chromium)', () => {
+(chromiumInstalled ? describe : describe.skip)('browser auth end to end: the sample app on the real service', () => {
   let temporal: TemporalDevServer;
   let extra: ExtraApi;
   let example: ExampleApp;
@@ -59,7 +59,10 @@ interface RunView {
   }
 
   async function runToEnd(workflowType: string, initialData: Record<string, unknown>, token: string): Promise<RunView> {
-    const started = await api<{ workflow_id: string }>('POST', '/workflows/start', token, { workflow_type: workflowType, initial_data: initialData });
+    const started = await api<{ workflow_id: string }>('POST', '/workflows/start', token, {
+      workflow_type: workflowType,
+      initial_data: initialData,
+    });
     expect(started.status).toBe(201);
     return waitFor(`${workflowType} to end`, async () => {
       const run = await api<RunView>('GET', `/workflows/${started.body.workflow_id}`, token);
@@ -68,7 +71,10 @@ interface RunView {
   }
 
   const storedToken = (p: Page) =>
-    p.evaluate((key) => (globalThis as unknown as { sessionStorage: { getItem(k: string): string | null } }).sessionStorage.getItem(key), `wfe-auth.session.${clientKey}`);
+    p.evaluate(
+      (key) => (globalThis as unknown as { sessionStorage: { getItem(k: string): string | null } }).sessionStorage.getItem(key),
+      `wfe-auth.session.${clientKey}`,
+    );
 
   /** From the app's Sign in button through the hosted sign-in form and back. */
   async function signInThroughHostedPage(p: Page): Promise<string> {
@@ -83,6 +89,7 @@ interface RunView {
     return token!;
   }
 
+  // A Temporal dev server, the service and a first run on a loaded machine: more than the default.
   beforeAll(async () => {
     const loginPort = await freePort();
     const examplePort = await freePort();
@@ -105,7 +112,11 @@ interface RunView {
     orgToken = JSON.parse(extra.cli(['org', 'create', uniqueId('browser-auth'), '--json'])).token;
 
     const exampleOrigin = `http://127.0.0.1:${examplePort}`;
-    const provisioned = await runToEnd('identity.app.provision', { name: 'Browser auth e2e', redirect_uris: [`${exampleOrigin}/`] }, orgToken);
+    const provisioned = await runToEnd(
+      'identity.app.provision',
+      { name: 'Browser auth e2e', redirect_uris: [`${exampleOrigin}/`] },
+      orgToken,
+    );
     expect(provisioned.status).toBe('COMPLETED');
     clientKey = provisioned.state_data!.client_key as string;
 
@@ -142,7 +153,7 @@ interface RunView {
         silentAuthorizes.push(r.frame() === page.mainFrame() ? 'main frame' : 'hidden frame');
       }
     });
-  });
+  }, 180_000);
   afterAll(async () => {
     await browser?.close();
     await example?.stop();
@@ -229,7 +240,11 @@ interface RunView {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.locator('#sign-in').waitFor();
     expect(await storedToken(page)).toBeNull();
-    await waitFor('the signed-out token to be refused', async () => ((await api('GET', '/auth/me', token)).status === 401 ? true : undefined), 20_000);
+    await waitFor(
+      'the signed-out token to be refused',
+      async () => ((await api('GET', '/auth/me', token)).status === 401 ? true : undefined),
+      20_000,
+    );
     // The login host's session is gone too: a silent renewal now needs a sign-in.
     await page.getByRole('button', { name: 'Renew now' }).click();
     await page.locator('#renew-result', { hasText: 'Renewal failed: LoginRequiredError.' }).waitFor();

@@ -13,7 +13,9 @@ import { startExampleApp, type ExampleApp } from '../support/example-app';
 jest.setTimeout(60_000);
 
 if (!chromiumInstalled) {
-  console.warn(`browser-auth-example.test: SKIPPED, ${CHROMIUM} is missing; scripts/bootstrap.sh installs Debian's chromium when run as root`);
+  console.warn(
+    `browser-auth-example.test: SKIPPED, ${CHROMIUM} is missing; scripts/bootstrap.sh installs Debian's chromium when run as root`,
+  );
 }
 
 (chromiumInstalled ? describe : describe.skip)('the browser auth sample app in headless Chromium (login host double)', () => {

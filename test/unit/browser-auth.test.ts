@@ -159,7 +159,10 @@ const PAGE = () => `<!doctype html><html><head><title>app</title>${IMPORT_MAP}
         code_challenge: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
         code_challenge_method: 'S256',
       });
-      const exchange = JSON.parse(login.requests.find((r) => r.url === '/api/auth/end-user/token')!.body) as { code: string; code_verifier: string };
+      const exchange = JSON.parse(login.requests.find((r) => r.url === '/api/auth/end-user/token')!.body) as {
+        code: string;
+        code_verifier: string;
+      };
       expect(exchange.code_verifier).toMatch(/^[A-Za-z0-9_-]{43}$/);
       expect(createHash('sha256').update(exchange.code_verifier).digest('base64url')).toBe(authorize.get('code_challenge'));
 
@@ -216,7 +219,9 @@ const PAGE = () => `<!doctype html><html><head><title>app</title>${IMPORT_MAP}
   describe('storage choices', () => {
     it('localStorage holds the token only when chosen', async () => {
       const { page, session } = await signedIn({ storage: 'localStorage' });
-      const where = await page.evaluate(() => (globalThis as unknown as PageGlobals).localStorage.getItem('wfe-auth.session.ck_browser_auth_unit'));
+      const where = await page.evaluate(() =>
+        (globalThis as unknown as PageGlobals).localStorage.getItem('wfe-auth.session.ck_browser_auth_unit'),
+      );
       expect(where).toBe(session.token);
       expect((await storedKeys(page)).session).toEqual([]);
     });
@@ -250,7 +255,9 @@ const PAGE = () => `<!doctype html><html><head><title>app</title>${IMPORT_MAP}
   describe('renew through the hidden frame', () => {
     it('exchanges a new code handed over by the frame, stores the new token and removes the frame', async () => {
       const { page, session } = await signedIn();
-      const renewed = await page.evaluate(() => (globalThis as unknown as PageGlobals).auth.renew().then((s: { token: string }) => s.token));
+      const renewed = await page.evaluate(() =>
+        (globalThis as unknown as PageGlobals).auth.renew().then((s: { token: string }) => s.token),
+      );
       expect(renewed).toBe(login.issued[1]);
       expect(renewed).not.toBe(session.token);
       expect(await sessionOf(page)).toBe(renewed);
@@ -309,7 +316,9 @@ const PAGE = () => `<!doctype html><html><head><title>app</title>${IMPORT_MAP}
       const before = login.silentAuthorizes();
       expect(before).toBe(3);
       const lastToken = await sessionOf(page);
-      await page.waitForFunction((token) => (globalThis as unknown as PageGlobals).auth.getSession()?.token !== token, lastToken, { timeout: 6000 });
+      await page.waitForFunction((token) => (globalThis as unknown as PageGlobals).auth.getSession()?.token !== token, lastToken, {
+        timeout: 6000,
+      });
       const renewedAfter = Date.now();
       await sleep(1500);
       expect(login.silentAuthorizes()).toBe(before + 1);
@@ -364,7 +373,9 @@ const PAGE = () => `<!doctype html><html><head><title>app</title>${IMPORT_MAP}
 
     it('register posts {client_key, email, password}; a taken email is an ApiRequestError 409', async () => {
       const { page } = await openApp();
-      const ok = await page.evaluate(() => (globalThis as unknown as PageGlobals).auth.register('new@example.test', 'long enough password'));
+      const ok = await page.evaluate(() =>
+        (globalThis as unknown as PageGlobals).auth.register('new@example.test', 'long enough password'),
+      );
       expect(ok).toEqual({ end_user_uuid: expect.any(String), email_verification: 'sent' });
       expect(JSON.parse(login.requests.find((r) => r.url === '/api/auth/end-user/register')!.body)).toEqual({
         client_key: CLIENT_KEY,
@@ -372,11 +383,13 @@ const PAGE = () => `<!doctype html><html><head><title>app</title>${IMPORT_MAP}
         password: 'long enough password',
       });
       const taken = await page.evaluate(() =>
-        (globalThis as unknown as PageGlobals).auth.register('taken@example.test', 'long enough password').catch((e: { name: string; status: number; code: string }) => ({
-          name: e.name,
-          status: e.status,
-          code: e.code,
-        })),
+        (globalThis as unknown as PageGlobals).auth
+          .register('taken@example.test', 'long enough password')
+          .catch((e: { name: string; status: number; code: string }) => ({
+            name: e.name,
+            status: e.status,
+            code: e.code,
+          })),
       );
       expect(taken).toEqual({ name: 'ApiRequestError', status: 409, code: 'email_taken' });
     });

@@ -99,7 +99,7 @@ $('start-form').addEventListener('submit', (event) => {
 });
 
 try {
-  show(await auth.handleCallback() ?? auth.getSession());
+  show((await auth.handleCallback()) ?? auth.getSession());
 } catch (error) {
   show(null, `Sign-in failed: ${error.message}`);
 }

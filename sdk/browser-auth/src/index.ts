@@ -8,5 +8,13 @@ export {
   type RegisterResult,
   type Session,
 } from './client.js';
-export { ApiRequestError, AuthError, CallbackError, InvalidTokenError, LoginRequiredError, RenewTimeoutError, TokenRequestError } from './errors.js';
+export {
+  ApiRequestError,
+  AuthError,
+  CallbackError,
+  InvalidTokenError,
+  LoginRequiredError,
+  RenewTimeoutError,
+  TokenRequestError,
+} from './errors.js';
 export type { KeyValueStore, StorageChoice } from './storage.js';
