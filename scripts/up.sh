@@ -50,6 +50,7 @@ if [[ -n ${SMTP_URL:-} ]]; then
 else
   log "end-user email (verification and reset links) is written to ${DATA_DIR:-.data}/outbox/ as .eml files; set SMTP_URL to send it"
 fi
+log "login host (end-user sign-in, OIDC issuer): ${LOGIN_URL:-http://127.0.0.1:${LOGIN_PORT:-$((${PORT:-3000} + 1))}}"
 DEV_BOOTSTRAP=1 WORKFLOW_BUNDLE_PATH=dist/workflow-bundle.js setsid node dist/src/main.js all </dev/null &
 app=$!
 rc=0

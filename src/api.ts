@@ -7,9 +7,9 @@ import { json } from 'express';
 import pinoHttp from 'pino-http';
 import { absolutePath as swaggerUiAssets } from 'swagger-ui-dist';
 import { AppModule, type AppDependencies } from './app.module';
-import { browserCors } from './browser-cors/browser-cors';
 import { bodyParserErrors } from './common/error.filter';
 import { requestRoute } from './common/request-route';
+import { appCors } from './identity/app-cors';
 import { bodyDepthLimit } from './limits/body-depth';
 import { methodNotAllowed } from './common/method-not-allowed';
 import { NestPinoLogger } from './nest-logger';
@@ -48,7 +48,8 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
       },
     }),
   );
-  app.use(browserCors(deps.database.db));
+  // Browser apps of end users; the codec answers the Temporal UI's origins itself.
+  app.use(appCors(deps.identity.appOrigins, (path) => path.startsWith('/api/temporal-codec')));
   app.use(methodNotAllowed(openApiDocument()));
   app.use(json({ limit: deps.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(bodyParserErrors);

@@ -23,7 +23,8 @@ async function execute(cmd: AdminCommand): Promise<Record<string, unknown>> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: pgliteDir(config), poolSize: 1 });
   try {
     await database.migrate();
-    const identity = new Identity(config.identity, database.db, loadMasterKey(process.env, config.dataDir, false));
+    // Only the signing keys need the master key: org and token commands work without it.
+    const identity = cmd.command === 'keys.rotate' ? new Identity(config.identity, database.db, loadMasterKey(process.env, config.dataDir, false)) : undefined;
     return await runAdminCommand(database.db, cmd, identity);
   } finally {
     await database.close();

@@ -9,7 +9,7 @@ export type AdminCommand =
   | { command: 'token.revoke'; token: string }
   | { command: 'keys.rotate' };
 
-export async function runAdminCommand(db: Database, cmd: AdminCommand, identity: Identity): Promise<Record<string, unknown>> {
+export async function runAdminCommand(db: Database, cmd: AdminCommand, identity?: Identity): Promise<Record<string, unknown>> {
   switch (cmd.command) {
     case 'org.create': {
       const created = await createOrganization(db, cmd.name);
@@ -20,6 +20,7 @@ export async function runAdminCommand(db: Database, cmd: AdminCommand, identity:
     case 'token.revoke':
       return { revoked: await revokeToken(db, cmd.token) };
     case 'keys.rotate':
+      if (!identity) throw new Error('keys rotate needs the master key (ENGINE_SECRET_KEY)');
       return { kid: await identity.keys.rotate() };
   }
 }

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull, lt } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { authorizationCodes, endUsers, identityApps, revokedTokens } from '../../db/schema';
 import type { EndUserTokens } from './end-user-tokens';
@@ -83,7 +83,7 @@ export async function redeemCode(db: Database, tokens: EndUserTokens, r: Redempt
   if (!row) throw invalidGrant('unknown, expired or already used code');
   const { code, app } = row;
   if (code.redeemedAt) {
-    await revokeIssued(db, code.issuedJtis, code.expiresAt);
+    await revokeIssued(db, code.issuedJtis, new Date(code.expiresAt.getTime() + tokens.ttlSeconds * 1000));
     throw invalidGrant('unknown, expired or already used code');
   }
   if (code.expiresAt.getTime() <= Date.now()) throw invalidGrant('unknown, expired or already used code');
@@ -117,8 +117,16 @@ export async function redeemCode(db: Database, tokens: EndUserTokens, r: Redempt
   });
 }
 
-/** Revoked until they could have expired anyway: a token lives at most as long after its code as the TTL. */
-async function revokeIssued(db: Database, jtis: string[], codeExpiresAt: Date) {
-  const keepUntil = new Date(codeExpiresAt.getTime() + 24 * 3600 * 1000);
-  for (const jti of jtis) await db.insert(revokedTokens).values({ jti, expiresAt: keepUntil }).onConflictDoNothing();
+/** Kept until the tokens would have expired anyway: they were issued before the code expired. */
+async function revokeIssued(db: Database, jtis: string[], tokensExpireBy: Date) {
+  for (const jti of jtis) await db.insert(revokedTokens).values({ jti, expiresAt: tokensExpireBy }).onConflictDoNothing();
+}
+
+/**
+ * Forgets codes once a replay could no longer revoke anything (their tokens have expired), and
+ * revocations of expired tokens.
+ */
+export async function pruneCodes(db: Database, tokenTtlSeconds: number) {
+  await db.delete(authorizationCodes).where(lt(authorizationCodes.expiresAt, new Date(Date.now() - tokenTtlSeconds * 1000)));
+  await db.delete(revokedTokens).where(lt(revokedTokens.expiresAt, new Date()));
 }

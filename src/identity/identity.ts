@@ -1,6 +1,7 @@
 import { SecretBox } from '../../activities/secret-box';
 import type { Database } from '../../db/client';
 import type { AppConfig } from '../config';
+import { AppOrigins } from './app-cors';
 import { EndUserTokens } from './end-user-tokens';
 import { SigningKeys } from './signing-keys';
 
@@ -8,6 +9,7 @@ import { SigningKeys } from './signing-keys';
 export class Identity {
   readonly keys: SigningKeys;
   readonly tokens: EndUserTokens;
+  readonly appOrigins: AppOrigins;
 
   constructor(
     readonly config: AppConfig['identity'],
@@ -16,5 +18,6 @@ export class Identity {
   ) {
     this.keys = new SigningKeys(db, SecretBox.derive(masterKey, 'signing-keys'), config.endUserTokenTtlS * 1000);
     this.tokens = new EndUserTokens(db, this.keys, config.loginUrl, config.endUserTokenTtlS);
+    this.appOrigins = new AppOrigins(db);
   }
 }

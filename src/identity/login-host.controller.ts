@@ -4,10 +4,13 @@ import { CONFIG, DATABASE, IDENTITY } from '../common/di';
 import type { AppConfig } from '../config';
 import type { DatabaseHandle } from '../../db/client';
 import { appByClientKey, isRegisteredRedirect } from './apps';
-import { issueCode, OAuthError, redeemCode, S256_CHALLENGE } from './authorization-codes';
+import { issueCode, OAuthError, pruneCodes, redeemCode, S256_CHALLENGE } from './authorization-codes';
 import { errorPage } from './error-page';
 import type { Identity } from './identity';
 import { currentLoginSession } from './login-sessions';
+
+/** What state and nonce may hold: they come back in the redirect and the ID token. */
+const MAX_ECHOED_LENGTH = 512;
 
 /** A single-valued query or form parameter; a repeated one is as good as absent (RFC 6749 §3.1). */
 const param = (source: unknown, name: string): string | undefined => {
@@ -81,9 +84,13 @@ export class LoginHostController {
         .send(errorPage('Invalid redirect', `redirect_uri is not one registered for ${app.name}; nothing was sent back to it.`));
       return;
     }
-    const state = param(q, 'state');
+    const state = param(q, 'state')?.slice(0, MAX_ECHOED_LENGTH);
     const back = (params: Record<string, string | undefined>) =>
       res.redirect(302, withParams(redirectUri, { ...params, state, iss: this.loginUrl }));
+    const nonce = param(q, 'nonce');
+    if ((param(q, 'state')?.length ?? 0) > MAX_ECHOED_LENGTH || (nonce?.length ?? 0) > MAX_ECHOED_LENGTH) {
+      return back({ error: 'invalid_request', error_description: `state and nonce are at most ${MAX_ECHOED_LENGTH} characters` });
+    }
 
     const responseType = param(q, 'response_type');
     if (responseType !== undefined && responseType !== 'code') {
@@ -104,8 +111,9 @@ export class LoginHostController {
       code_challenge: challenge,
       sid: session.sid,
       end_user_uuid: session.end_user_uuid,
-      nonce: param(q, 'nonce'),
+      nonce,
     });
+    await pruneCodes(this.database.db, this.identity.tokens.ttlSeconds);
     back({ code });
   }
 

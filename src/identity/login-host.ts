@@ -5,6 +5,7 @@ import { json, urlencoded } from 'express';
 import pinoHttp from 'pino-http';
 import type { AppDependencies } from '../app.module';
 import { NestPinoLogger } from '../nest-logger';
+import { appCors } from './app-cors';
 import { LoginHostModule } from './login-host.module';
 
 /** Builds the login host (not yet listening): the second listener of the API process, on LOGIN_PORT. */
@@ -23,6 +24,8 @@ export async function createLoginHost(deps: AppDependencies): Promise<INestAppli
       serializers: { req: (req) => ({ method: req.method }), res: (res) => ({ statusCode: res.statusCode }) },
     }),
   );
+  // The token endpoint, discovery and the JWKS are fetched by the apps' pages; the hosted pages are navigated to.
+  app.use(appCors(deps.identity.appOrigins, (path) => !['/token', '/jwks', '/.well-known/openid-configuration'].includes(path)));
   app.use(urlencoded({ extended: false, limit: '64kb' }));
   app.use(json({ limit: '64kb' }));
   return app;

@@ -234,7 +234,7 @@ function identityPaths() {
         responses: {
           ...ok(z.object({ token: z.string(), token_type: z.literal('Bearer'), expires_in: z.number().int() })),
           '400': { description: 'RFC 6749 error: invalid_request, invalid_grant', content: json(oauthError) },
-          ...errors(413),
+          ...errors(413, 422),
         },
       },
     },

@@ -173,6 +173,13 @@ describe('/authorize', () => {
     expect(params.get('code')).toBeNull();
   });
 
+  it('answers invalid_request for an oversized nonce, with no code', async () => {
+    const res = await authorize({ nonce: 'n'.repeat(513) });
+    const params = new URL(res.location!).searchParams;
+    expect(params.get('error')).toBe('invalid_request');
+    expect(params.get('code')).toBeNull();
+  });
+
   it('does not use a session of another app: sends the browser to sign in', async () => {
     const res = await h.authorize({ client_id: otherApp.client_key, redirect_uri: REDIRECT, code_challenge: newPkce().challenge, code_challenge_method: 'S256' }, session.cookie);
     expect(res.status).toBe(302);

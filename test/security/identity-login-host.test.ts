@@ -119,4 +119,27 @@ describe('the login host', () => {
       expect(key.d).toBeUndefined();
     }
   });
+
+  it("lets the app's own origin call the API and the token endpoint from the browser (CORS), and no other origin", async () => {
+    const preflight = (url: string, origin: string) =>
+      fetch(url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+    const allowed = await preflight(`${h.apiUrl}/api/workflows/start`, 'https://app.example.test');
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example.test');
+    expect(allowed.headers.get('access-control-allow-headers')).toMatch(/Authorization/);
+    expect(allowed.headers.get('access-control-allow-credentials')).toBeNull();
+    const stranger = await preflight(`${h.apiUrl}/api/workflows/start`, 'https://evil.example.test');
+    expect(stranger.headers.get('access-control-allow-origin')).toBeNull();
+
+    const { code, pkce } = await h.code(app.client_key, REDIRECT, cookie);
+    const token = await fetch(`${h.loginUrl}/token`, {
+      method: 'POST',
+      headers: { origin: 'https://app.example.test', 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', client_id: app.client_key, code, redirect_uri: REDIRECT, code_verifier: pkce.verifier }),
+    });
+    expect(token.status).toBe(200);
+    expect(token.headers.get('access-control-allow-origin')).toBe('https://app.example.test');
+    const page = await fetch(`${h.loginUrl}/authorize?client_id=${app.client_key}`, { headers: { origin: 'https://app.example.test' }, redirect: 'manual' });
+    expect(page.headers.get('access-control-allow-origin')).toBeNull();
+  });
 });
