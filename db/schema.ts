@@ -172,6 +172,8 @@ export const endUsers = pgTable(
     // AES-256-GCM (activities/secret-box.ts), like connection secrets.
     totpSecret: text('totp_secret'),
     totpConfirmedAt: timestamp('totp_confirmed_at', { withTimezone: true }),
+    // The RFC 6238 time step of the last code accepted: a code is never accepted twice (RFC 6238 §5.2).
+    totpLastStep: integer('totp_last_step'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [uniqueIndex('end_users_client_email_idx').on(t.clientUuid, t.email)],

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Inject, Injectable } from '@nestjs/common';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, isNull, lt, or } from 'drizzle-orm';
 import { deriveKey, SecretBox } from '../../activities/secret-box';
 import type { DatabaseHandle } from '../../db/client';
 import { endUsers, identityApps } from '../../db/schema';
@@ -9,6 +9,7 @@ import { ApiError } from '../common/api-error';
 import { CONFIG, DATABASE, LOGGER, MASTER_KEY } from '../common/di';
 import { loggableError } from '../common/loggable-error';
 import type { AppConfig } from '../config';
+import { appByClientKey, type IdentityApp } from '../identity/apps';
 import { createLoginSession, currentLoginSession, revokeLoginSession, sessionCookie } from '../identity/login-sessions';
 import type { Logger } from '../logger';
 import type { AuthorizeParams } from './authorize-params';
@@ -19,9 +20,9 @@ import { createMailer, type Mailer } from './mailer';
 import { hashPassword, verifyAgainstDecoy, verifyPassword } from './passwords';
 import { accountKey, clientKey, SignInThrottle } from './throttle';
 import { TotpChallenge } from './totp-challenge';
-import { checkTotp, newTotpSecret, otpauthUri } from './totp';
+import { newTotpSecret, otpauthUri, totpStep } from './totp';
 
-export type App = typeof identityApps.$inferSelect;
+export type App = IdentityApp;
 export type EndUser = typeof endUsers.$inferSelect;
 
 export type SignInOutcome =
@@ -66,10 +67,8 @@ export class AccountsService {
     return this.config.identity.loginUrl;
   }
 
-  async findApp(clientKeyValue: unknown): Promise<App | undefined> {
-    if (typeof clientKeyValue !== 'string' || clientKeyValue.length > 200) return undefined;
-    const [app] = await this.db.select().from(identityApps).where(eq(identityApps.clientKey, clientKeyValue));
-    return app;
+  async findApp(key: unknown): Promise<App | undefined> {
+    return typeof key === 'string' ? appByClientKey(this.db, key) : undefined;
   }
 
   async appByUuid(clientUuid: string): Promise<App | undefined> {
@@ -194,7 +193,7 @@ export class AccountsService {
     const keys = [accountKey(app.clientUuid, user.email), clientKey(address)];
     const retryAfter = await this.throttle.retryAfter(keys);
     if (retryAfter > 0) return { outcome: 'locked', retry_after: retryAfter };
-    if (!user.totpSecret || !checkTotp(this.openTotpSecret(user), code)) {
+    if (!(await this.acceptTotp(user, code))) {
       await this.throttle.recordFailure(keys[0], keys[1]);
       return { outcome: 'invalid' };
     }
@@ -223,7 +222,7 @@ export class AccountsService {
   /** 'none' when no enrolment was started, 'invalid' for a wrong code. */
   async confirmTotp(user: EndUser, code: unknown): Promise<'enabled' | 'none' | 'invalid'> {
     if (!user.totpSecret) return 'none';
-    if (!checkTotp(this.openTotpSecret(user), code)) return 'invalid';
+    if (!(await this.acceptTotp(user, code))) return 'invalid';
     await this.db.update(endUsers).set({ totpConfirmedAt: new Date() }).where(eq(endUsers.endUserUuid, user.endUserUuid));
     return 'enabled';
   }
@@ -246,6 +245,22 @@ export class AccountsService {
   async signedInUser(req: IncomingMessage, app: App): Promise<EndUser | undefined> {
     const session = await currentLoginSession(this.db, req, app.clientUuid);
     return session && this.endUser(session.end_user_uuid);
+  }
+
+  /**
+   * A current code of the user's secret, accepted once: recording its time step only if it is later
+   * than the last accepted one (atomically) refuses a replayed or an older code (RFC 6238 §5.2).
+   */
+  private async acceptTotp(user: EndUser, code: unknown): Promise<boolean> {
+    if (!user.totpSecret) return false;
+    const step = totpStep(this.openTotpSecret(user), code);
+    if (step === undefined) return false;
+    const accepted = await this.db
+      .update(endUsers)
+      .set({ totpLastStep: step })
+      .where(and(eq(endUsers.endUserUuid, user.endUserUuid), or(isNull(endUsers.totpLastStep), lt(endUsers.totpLastStep, step))))
+      .returning({ endUserUuid: endUsers.endUserUuid });
+    return accepted.length === 1;
   }
 
   private openTotpSecret(user: EndUser): string {

@@ -11,22 +11,17 @@ export interface Message {
 
 export interface Mailer {
   send(message: Message): Promise<void>;
-  /** Where mail goes, without credentials: safe to log. */
-  readonly description: string;
 }
 
 /** Over SMTP when SMTP_URL is set (smtp:// or smtps://, credentials in the URL). */
 class SmtpMailer implements Mailer {
   private readonly transport;
-  readonly description: string;
 
   constructor(
     url: string,
     private readonly from: string,
   ) {
     this.transport = nodemailer.createTransport(url);
-    const parsed = new URL(url);
-    this.description = `${parsed.protocol}//${parsed.host}`;
   }
 
   async send(message: Message): Promise<void> {
@@ -40,14 +35,11 @@ class SmtpMailer implements Mailer {
  */
 class OutboxMailer implements Mailer {
   private readonly transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
-  readonly description: string;
 
   constructor(
     private readonly dir: string,
     private readonly from: string,
-  ) {
-    this.description = `outbox ${dir}`;
-  }
+  ) {}
 
   async send(message: Message): Promise<void> {
     const info = await this.transport.sendMail({ from: this.from, ...message });

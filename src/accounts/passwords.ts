@@ -16,7 +16,9 @@ export const PASSWORD_MAX = 256;
 export const passwordSchema = z
   .string()
   .refine((p) => [...p].length >= PASSWORD_MIN, `must be at least ${PASSWORD_MIN} characters`)
-  .refine((p) => [...p].length <= PASSWORD_MAX, `must be at most ${PASSWORD_MAX} characters`);
+  .refine((p) => [...p].length <= PASSWORD_MAX, `must be at most ${PASSWORD_MAX} characters`)
+  // JSON Schema counts lengths in code points too: the OpenAPI document states the same rule.
+  .meta({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX });
 
 function derive(password: string, salt: Buffer, cost: { N: number; r: number; p: number }): Promise<Buffer> {
   // scrypt needs 128 * N * r bytes; node's default ceiling (32 MiB) is exactly that, too tight.

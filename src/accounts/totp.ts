@@ -12,8 +12,12 @@ export const otpauthUri = (secret: string, issuer: string, label: string): strin
 export const totpCode = (secret: string, timestamp = Date.now()): string =>
   TOTP.generate({ ...PARAMS, secret: Secret.fromBase32(secret), timestamp });
 
-/** One step either side accepted: a phone's clock drifts and a code takes a moment to type. */
-export function checkTotp(secret: string, code: unknown, timestamp = Date.now()): boolean {
-  if (typeof code !== 'string' || !/^\d{6}$/.test(code)) return false;
-  return TOTP.validate({ ...PARAMS, token: code, secret: Secret.fromBase32(secret), timestamp, window: 1 }) !== null;
+/**
+ * The time step (RFC 6238's T) the code belongs to, undefined when it is no current code. One
+ * step either side is accepted: a phone's clock drifts and a code takes a moment to type.
+ */
+export function totpStep(secret: string, code: unknown, timestamp = Date.now()): number | undefined {
+  if (typeof code !== 'string' || !/^\d{6}$/.test(code)) return undefined;
+  const delta = TOTP.validate({ ...PARAMS, token: code, secret: Secret.fromBase32(secret), timestamp, window: 1 });
+  return delta === null ? undefined : TOTP.counter({ period: PARAMS.period, timestamp }) + delta;
 }

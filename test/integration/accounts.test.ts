@@ -141,6 +141,10 @@ describe('registration and sign-in (pages)', () => {
     const registerLink = signInPage.body.match(/href="(\/register\?[^"]+)"/)![1].replace(/&amp;/g, '&');
     const form = await browser.get(registerLink);
     expect(form.status).toBe(200);
+    const short = await browser.submit(form.body, '/register', { email, password: 'seven77' });
+    expect(short.status).toBe(422);
+    expect(short.body).toContain('The password must be at least 8 characters.');
+    expect(mailsTo(email)).toEqual([]);
     const done = await browser.submit(form.body, '/register', { email, password: PASSWORD });
     expect(done.status).toBe(201);
     expect(done.body).toContain('Check your email');
@@ -211,9 +215,13 @@ describe('registration and sign-in (pages)', () => {
   });
 
   it('shows an error page for an unknown app, and never a form', async () => {
-    const res = await new Browser().get('/sign-in?client_key=ck_nope&redirect_uri=https%3A%2F%2Fevil.example%2F');
-    expect(res.status).toBe(400);
-    expect(res.body).not.toContain('<form');
+    for (const clientKey of ['ck_nope', 'ck_%00', '%F0%9F']) {
+      const res = await new Browser().get(`/sign-in?client_key=${clientKey}&redirect_uri=https%3A%2F%2Fevil.example%2F`);
+      expect(res.status).toBe(400);
+      expect(res.body).not.toContain('<form');
+    }
+    const register = await api('/api/auth/end-user/register', { token: null, body: { client_key: 'ck_\u0000', email: uniqueEmail(), password: PASSWORD } });
+    expect(register.status).toBe(422);
   });
 });
 
@@ -305,10 +313,17 @@ describe('TOTP', () => {
     const badCode = await fresh.submit(challenge.body, '/sign-in/totp', { code: totpCode(enrol.body.secret, Date.now() - 10 * 60_000) });
     expect(badCode.status).toBe(400);
     expect(fresh.cookies.has('wes_login')).toBe(false);
-    const signedIn = await fresh.submit(badCode.body, '/sign-in/totp', { code: totpCode(enrol.body.secret) });
+    // The next step's code: the current one may be the one the confirmation used, and none is accepted twice.
+    const code = totpCode(enrol.body.secret, Date.now() + 30_000);
+    const signedIn = await fresh.submit(badCode.body, '/sign-in/totp', { code });
     expect(signedIn.status).toBe(302);
     expect(signedIn.location).toContain('/authorize?');
     expect(fresh.cookies.has('wes_login')).toBe(true);
+    const replay = new Browser();
+    const { answer: secondChallenge } = await signIn(replay, email, PASSWORD);
+    const replayed = await replay.submit(secondChallenge.body, '/sign-in/totp', { code });
+    expect(replayed.status).toBe(400);
+    expect(replay.cookies.has('wes_login')).toBe(false);
 
     expect((await api('/api/auth/end-user/mfa/totp', { method: 'DELETE', token })).status).toBe(204);
     const { answer: plain } = await signIn(new Browser(), email, PASSWORD);

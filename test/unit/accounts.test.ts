@@ -12,7 +12,8 @@ import { signInPage } from '../../src/accounts/pages/views';
 import { hashPassword, passwordSchema, verifyAgainstDecoy, verifyPassword } from '../../src/accounts/passwords';
 import { accountKey, clientKey, SignInThrottle } from '../../src/accounts/throttle';
 import { TotpChallenge } from '../../src/accounts/totp-challenge';
-import { checkTotp, newTotpSecret, otpauthUri, totpCode } from '../../src/accounts/totp';
+import { startSmtpDouble } from '../doubles/smtp-double';
+import { newTotpSecret, otpauthUri, totpCode, totpStep } from '../../src/accounts/totp';
 
 describe('passwords', () => {
   it('hashes with scrypt and a fresh salt, and verifies only the same password', async () => {
@@ -87,11 +88,13 @@ describe('TOTP (RFC 6238)', () => {
     const secret = newTotpSecret();
     expect(secret).toMatch(/^[A-Z2-7]{32}$/);
     const now = 1_700_000_000_000;
-    expect(checkTotp(secret, totpCode(secret, now), now)).toBe(true);
-    expect(checkTotp(secret, totpCode(secret, now - 30_000), now)).toBe(true);
-    expect(checkTotp(secret, totpCode(secret, now - 90_000), now)).toBe(false);
-    expect(checkTotp(secret, 123456, now)).toBe(false);
-    expect(checkTotp(secret, '12345', now)).toBe(false);
+    const step = Math.floor(now / 30_000);
+    expect(totpStep(secret, totpCode(secret, now), now)).toBe(step);
+    expect(totpStep(secret, totpCode(secret, now - 30_000), now)).toBe(step - 1);
+    expect(totpStep(secret, totpCode(secret, now + 30_000), now)).toBe(step + 1);
+    expect(totpStep(secret, totpCode(secret, now - 90_000), now)).toBeUndefined();
+    expect(totpStep(secret, 123456, now)).toBeUndefined();
+    expect(totpStep(secret, '12345', now)).toBeUndefined();
   });
 
   it('builds an otpauth URI an authenticator app reads', () => {
@@ -131,6 +134,26 @@ describe('mailer outbox', () => {
     expect(message).toMatch(/^Message-ID: <.+>$/m);
     expect(message).toMatch(/^Date: .+$/m);
     expect(message).toContain('verify-email?token=abc');
+  });
+});
+
+describe('mailer over SMTP', () => {
+  it('sends to the SMTP_URL server, authenticating with the URL\'s credentials', async () => {
+    const smtp = await startSmtpDouble();
+    try {
+      const mailer = createMailer({ smtpUrl: `smtp://mailer:s3cret@127.0.0.1:${smtp.port}`, from: 'Engine <no-reply@localhost>', outboxDir: '/nonexistent' });
+      await mailer.send({ to: 'ada@example.com', subject: 'Reset', text: 'Open http://127.0.0.1:1/reset-password?token=xyz\n' });
+      expect(smtp.mails).toHaveLength(1);
+      const [mail] = smtp.mails;
+      expect(mail.auth).toEqual({ user: 'mailer', pass: 's3cret' });
+      expect(mail.from).toBe('no-reply@localhost');
+      expect(mail.to).toEqual(['ada@example.com']);
+      expect(mail.data).toMatch(/^Subject: Reset\r$/m);
+      expect(mail.data).toContain('reset-password?token=xyz');
+      expect(fs.existsSync('/nonexistent')).toBe(false);
+    } finally {
+      await smtp.close();
+    }
   });
 });
 
