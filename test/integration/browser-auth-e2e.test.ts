@@ -92,7 +92,6 @@ interface RunView {
   // A Temporal dev server, the service and a first run on a loaded machine: more than the default.
   beforeAll(async () => {
     const loginPort = await freePort();
-    const examplePort = await freePort();
     loginUrl = `http://127.0.0.1:${loginPort}`;
     temporal = await startTemporalDevServer(path.join(process.env.TEST_WORK_DIR!, 'browser-auth-e2e-temporal.log'));
     extra = new ExtraApi(
@@ -111,10 +110,10 @@ interface RunView {
     await extra.start();
     orgToken = JSON.parse(extra.cli(['org', 'create', uniqueId('browser-auth'), '--json'])).token;
 
-    const exampleOrigin = `http://127.0.0.1:${examplePort}`;
+    // The sample app's port is known once it listens: the app is provisioned first, then given it.
     const provisioned = await runToEnd(
       'identity.app.provision',
-      { name: 'Browser auth e2e', redirect_uris: [`${exampleOrigin}/`] },
+      { name: 'Browser auth e2e', redirect_uris: ['http://127.0.0.1:9/'] },
       orgToken,
     );
     expect(provisioned.status).toBe('COMPLETED');
@@ -136,14 +135,18 @@ interface RunView {
     expect(verified.status).toBe(200);
 
     example = await startExampleApp({
-      EXAMPLE_PORT: String(examplePort),
       WFE_CLIENT_KEY: clientKey,
       WFE_LOGIN_URL: loginUrl,
       WFE_API_URL: extra.url,
       WFE_WORKFLOW_TYPE: 'identity.end-user.session.revoke',
       WFE_RENEW_SKEW_SECONDS: String(RENEW_SKEW_S),
     });
-    expect(example.url).toBe(exampleOrigin);
+    const configured = await runToEnd(
+      'identity.app.configure-client',
+      { client_key: clientKey, add_redirect_uris: [`${example.url}/`], remove_redirect_uris: ['http://127.0.0.1:9/'] },
+      orgToken,
+    );
+    expect(configured.status).toBe('COMPLETED');
     browser = await launchChromium();
     context = await browser.newContext();
     page = await context.newPage();
