@@ -45,9 +45,10 @@ export class AppOrigins {
 }
 
 /**
- * CORS for browser apps: a request whose Origin is that of a registered redirect URI may read the
- * answer and send Authorization (bearer tokens, never cookies: no credentials mode). Preflights
- * from those origins are answered here; anything else passes through without CORS headers.
+ * CORS on the login host for browser apps (OIDC libraries fetch discovery, the JWKS and the token
+ * endpoint from the app's page): a request whose Origin is that of a registered redirect URI may
+ * read the answer (no credentials mode). Preflights from those origins are answered here; anything
+ * else passes through without CORS headers. The API's own CORS is src/browser-cors.
  */
 export function appCors(origins: AppOrigins, skip: (path: string) => boolean = () => false) {
   return async (req: Request, res: Response, next: NextFunction) => {

@@ -120,15 +120,15 @@ describe('the login host', () => {
     }
   });
 
-  it("lets the app's own origin call the API and the token endpoint from the browser (CORS), and no other origin", async () => {
-    const preflight = (url: string, origin: string) =>
-      fetch(url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
-    const allowed = await preflight(`${h.apiUrl}/api/workflows/start`, 'https://app.example.test');
-    expect(allowed.status).toBe(204);
-    expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example.test');
-    expect(allowed.headers.get('access-control-allow-headers')).toMatch(/Authorization/);
-    expect(allowed.headers.get('access-control-allow-credentials')).toBeNull();
-    const stranger = await preflight(`${h.apiUrl}/api/workflows/start`, 'https://evil.example.test');
+  it("lets the app's own origin call the login host's token endpoint from the browser (CORS), and no other origin", async () => {
+    const preflight = await fetch(`${h.loginUrl}/token`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example.test', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example.test');
+    expect(preflight.headers.get('access-control-allow-credentials')).toBeNull();
+    const stranger = await fetch(`${h.loginUrl}/jwks`, { headers: { origin: 'https://evil.example.test' } });
     expect(stranger.headers.get('access-control-allow-origin')).toBeNull();
 
     const { code, pkce } = await h.code(app.client_key, REDIRECT, cookie);
