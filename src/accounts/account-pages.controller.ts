@@ -265,7 +265,7 @@ export class AccountPagesController {
     const user = await this.sessionUser(req, res, params);
     if (!user) return;
     const ctx = { params, csrf: this.csrfFor(req, res) };
-    const started = await this.accounts.startTotp(user);
+    const started = await this.accounts.totp.start(user);
     if (started === 'enrolled') return sendPage(res, 200, totpEnabledPage(ctx));
     sendPage(res, 200, totpConfirmPage({ ...ctx, secret: started.secret, otpauthUri: started.otpauth_uri }));
   }
@@ -278,9 +278,9 @@ export class AccountPagesController {
     const user = await this.sessionUser(req, res, params);
     if (!user) return;
     const ctx = { params, csrf: this.csrfFor(req, res) };
-    const result = await this.accounts.confirmTotp(user, text(form, 'code'));
+    const result = await this.accounts.totp.confirm(user, text(form, 'code'));
     if (result === 'enabled') return sendPage(res, 200, totpEnabledPage({ ...ctx, note: 'Two-step verification is now on.' }));
-    const pending = await this.accounts.pendingTotp(user);
+    const pending = await this.accounts.totp.pending(user);
     if (result === 'none' || !pending) return sendPage(res, 409, totpStartPage(ctx));
     const error = 'That code is not right. Enter the code your app shows now.';
     sendPage(res, 422, totpConfirmPage({ ...ctx, secret: pending.secret, otpauthUri: pending.otpauth_uri, error }));
@@ -292,7 +292,7 @@ export class AccountPagesController {
     const params = { client_key: pickAuthorizeParams(formOf(req)).client_key };
     const user = await this.sessionUser(req, res, params);
     if (!user) return;
-    await this.accounts.removeTotp(user);
+    await this.accounts.totp.remove(user);
     sendPage(res, 200, totpStartPage({ params, csrf: this.csrfFor(req, res) }));
   }
 }

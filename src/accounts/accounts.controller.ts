@@ -69,7 +69,7 @@ export class AccountsController {
   @Post('mfa/totp')
   @HttpCode(200)
   async enrolTotp(@CurrentEndUser() principal: EndUserPrincipal) {
-    const result = await this.accounts.startTotp(await this.accounts.requireEndUser(principal));
+    const result = await this.accounts.totp.start(await this.accounts.requireEndUser(principal));
     if (result === 'enrolled') throw new ApiError(409, 'totp_already_enabled', 'TOTP is already on; DELETE mfa/totp first to enrol a new secret');
     return result;
   }
@@ -78,7 +78,7 @@ export class AccountsController {
   @Post('mfa/totp/confirm')
   @HttpCode(200)
   async confirmTotp(@CurrentEndUser() principal: EndUserPrincipal, @Body({ schema: totpConfirmBody }) body: TotpConfirmBody) {
-    const result = await this.accounts.confirmTotp(await this.accounts.requireEndUser(principal), body.code);
+    const result = await this.accounts.totp.confirm(await this.accounts.requireEndUser(principal), body.code);
     if (result === 'none') throw new ApiError(409, 'totp_not_started', 'no TOTP enrolment to confirm: POST mfa/totp first');
     if (result === 'invalid') throw validationFailed([{ field: 'code', rule: 'current_code', message: 'is not the current code for this secret' }]);
     return { totp: 'enabled' };
@@ -88,6 +88,6 @@ export class AccountsController {
   @Delete('mfa/totp')
   @HttpCode(204)
   async removeTotp(@CurrentEndUser() principal: EndUserPrincipal) {
-    await this.accounts.removeTotp(await this.accounts.requireEndUser(principal));
+    await this.accounts.totp.remove(await this.accounts.requireEndUser(principal));
   }
 }

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Inject, Injectable } from '@nestjs/common';
-import { and, eq, isNull, lt, or } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { deriveKey, SecretBox } from '../../activities/secret-box';
 import type { DatabaseHandle } from '../../db/client';
-import { endUsers, identityApps } from '../../db/schema';
+import { endUsers } from '../../db/schema';
 import { ApiError } from '../common/api-error';
 import { CONFIG, DATABASE, LOGGER, MASTER_KEY } from '../common/di';
 import { loggableError } from '../common/loggable-error';
@@ -20,7 +20,7 @@ import { createMailer, type Mailer } from './mailer';
 import { hashPassword, verifyAgainstDecoy, verifyPassword } from './passwords';
 import { accountKey, clientKey, SignInThrottle } from './throttle';
 import { TotpChallenge } from './totp-challenge';
-import { newTotpSecret, otpauthUri, totpStep } from './totp';
+import { TotpEnrolment } from './totp-enrolment';
 
 export type App = IdentityApp;
 export type EndUser = typeof endUsers.$inferSelect;
@@ -39,7 +39,7 @@ export class AccountsService {
   private readonly mailer: Mailer;
   private readonly tokens: EmailTokens;
   private readonly throttle: SignInThrottle;
-  private readonly totpBox: SecretBox;
+  readonly totp: TotpEnrolment;
   readonly challenge: TotpChallenge;
   readonly csrf: Csrf;
 
@@ -58,7 +58,7 @@ export class AccountsService {
       maxFailuresPerClient: accounts.signInMaxFailuresPerClient,
       lockSeconds: accounts.signInLockSeconds,
     });
-    this.totpBox = SecretBox.derive(masterKey, 'end-user-totp');
+    this.totp = new TotpEnrolment(this.db, SecretBox.derive(masterKey, 'end-user-totp'));
     this.challenge = new TotpChallenge(SecretBox.derive(masterKey, 'login-flow'));
     this.csrf = new Csrf(deriveKey(masterKey, 'login-csrf'), new URL(config.identity.loginUrl).protocol === 'https:');
   }
@@ -69,11 +69,6 @@ export class AccountsService {
 
   async findApp(key: unknown): Promise<App | undefined> {
     return typeof key === 'string' ? appByClientKey(this.db, key) : undefined;
-  }
-
-  async appByUuid(clientUuid: string): Promise<App | undefined> {
-    const [app] = await this.db.select().from(identityApps).where(eq(identityApps.clientUuid, clientUuid));
-    return app;
   }
 
   async endUser(endUserUuid: string): Promise<EndUser | undefined> {
@@ -193,42 +188,12 @@ export class AccountsService {
     const keys = [accountKey(app.clientUuid, user.email), clientKey(address)];
     const retryAfter = await this.throttle.retryAfter(keys);
     if (retryAfter > 0) return { outcome: 'locked', retry_after: retryAfter };
-    if (!(await this.acceptTotp(user, code))) {
+    if (!(await this.totp.accept(user, code))) {
       await this.throttle.recordFailure(keys[0], keys[1]);
       return { outcome: 'invalid' };
     }
     await this.throttle.recordSuccess(keys[0]);
     return { outcome: 'signed_in', user };
-  }
-
-  /** A new, unconfirmed secret (replacing an unconfirmed one); 'enrolled' when TOTP is already on. */
-  async startTotp(user: EndUser): Promise<{ secret: string; otpauth_uri: string } | 'enrolled'> {
-    if (user.totpConfirmedAt) return 'enrolled';
-    const app = await this.appByUuid(user.clientUuid);
-    const secret = newTotpSecret();
-    const sealed = this.totpBox.seal(Buffer.from(secret), Buffer.from(user.endUserUuid)).toString('base64');
-    await this.db.update(endUsers).set({ totpSecret: sealed, totpConfirmedAt: null }).where(eq(endUsers.endUserUuid, user.endUserUuid));
-    return { secret, otpauth_uri: otpauthUri(secret, app?.name ?? 'Workflow Engine', user.email) };
-  }
-
-  /** The started, not yet confirmed enrolment, to show again after a wrong code. */
-  async pendingTotp(user: EndUser): Promise<{ secret: string; otpauth_uri: string } | undefined> {
-    if (!user.totpSecret || user.totpConfirmedAt) return undefined;
-    const app = await this.appByUuid(user.clientUuid);
-    const secret = this.openTotpSecret(user);
-    return { secret, otpauth_uri: otpauthUri(secret, app?.name ?? 'Workflow Engine', user.email) };
-  }
-
-  /** 'none' when no enrolment was started, 'invalid' for a wrong code. */
-  async confirmTotp(user: EndUser, code: unknown): Promise<'enabled' | 'none' | 'invalid'> {
-    if (!user.totpSecret) return 'none';
-    if (!(await this.acceptTotp(user, code))) return 'invalid';
-    await this.db.update(endUsers).set({ totpConfirmedAt: new Date() }).where(eq(endUsers.endUserUuid, user.endUserUuid));
-    return 'enabled';
-  }
-
-  async removeTotp(user: EndUser): Promise<void> {
-    await this.db.update(endUsers).set({ totpSecret: null, totpConfirmedAt: null }).where(eq(endUsers.endUserUuid, user.endUserUuid));
   }
 
   /** A login session for a signed-in user: the Set-Cookie value that carries it. */
@@ -245,26 +210,6 @@ export class AccountsService {
   async signedInUser(req: IncomingMessage, app: App): Promise<EndUser | undefined> {
     const session = await currentLoginSession(this.db, req, app.clientUuid);
     return session && this.endUser(session.end_user_uuid);
-  }
-
-  /**
-   * A current code of the user's secret, accepted once: recording its time step only if it is later
-   * than the last accepted one (atomically) refuses a replayed or an older code (RFC 6238 §5.2).
-   */
-  private async acceptTotp(user: EndUser, code: unknown): Promise<boolean> {
-    if (!user.totpSecret) return false;
-    const step = totpStep(this.openTotpSecret(user), code);
-    if (step === undefined) return false;
-    const accepted = await this.db
-      .update(endUsers)
-      .set({ totpLastStep: step })
-      .where(and(eq(endUsers.endUserUuid, user.endUserUuid), or(isNull(endUsers.totpLastStep), lt(endUsers.totpLastStep, step))))
-      .returning({ endUserUuid: endUsers.endUserUuid });
-    return accepted.length === 1;
-  }
-
-  private openTotpSecret(user: EndUser): string {
-    return this.totpBox.open(Buffer.from(user.totpSecret!, 'base64'), Buffer.from(user.endUserUuid)).toString();
   }
 
   private link(path: string, token: string, params: AuthorizeParams): string {

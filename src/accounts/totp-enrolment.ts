@@ -1,0 +1,76 @@
+import { and, eq, isNull, lt, or } from 'drizzle-orm';
+import type { SecretBox } from '../../activities/secret-box';
+import type { Database } from '../../db/client';
+import { endUsers, identityApps } from '../../db/schema';
+import { newTotpSecret, otpauthUri, totpStep } from './totp';
+
+type EndUser = typeof endUsers.$inferSelect;
+
+export interface TotpSetup {
+  secret: string;
+  otpauth_uri: string;
+}
+
+/**
+ * An end user's TOTP: a secret sealed at rest (AES-GCM bound to the end user), unconfirmed until a
+ * current code proves the app holds it, and codes each accepted once.
+ */
+export class TotpEnrolment {
+  constructor(
+    private readonly db: Database,
+    private readonly box: SecretBox,
+  ) {}
+
+  /** A new, unconfirmed secret (replacing an unconfirmed one); 'enrolled' when TOTP is already on. */
+  async start(user: EndUser): Promise<TotpSetup | 'enrolled'> {
+    if (user.totpConfirmedAt) return 'enrolled';
+    const secret = newTotpSecret();
+    const sealed = this.box.seal(Buffer.from(secret), Buffer.from(user.endUserUuid)).toString('base64');
+    await this.db.update(endUsers).set({ totpSecret: sealed, totpConfirmedAt: null }).where(eq(endUsers.endUserUuid, user.endUserUuid));
+    return this.setup(user, secret);
+  }
+
+  /** The started, not yet confirmed enrolment, to show again after a wrong code. */
+  async pending(user: EndUser): Promise<TotpSetup | undefined> {
+    if (!user.totpSecret || user.totpConfirmedAt) return undefined;
+    return this.setup(user, this.secretOf(user));
+  }
+
+  /** 'none' when no enrolment was started, 'invalid' for a wrong code. */
+  async confirm(user: EndUser, code: unknown): Promise<'enabled' | 'none' | 'invalid'> {
+    if (!user.totpSecret) return 'none';
+    if (!(await this.accept(user, code))) return 'invalid';
+    await this.db.update(endUsers).set({ totpConfirmedAt: new Date() }).where(eq(endUsers.endUserUuid, user.endUserUuid));
+    return 'enabled';
+  }
+
+  async remove(user: EndUser): Promise<void> {
+    await this.db.update(endUsers).set({ totpSecret: null, totpConfirmedAt: null }).where(eq(endUsers.endUserUuid, user.endUserUuid));
+  }
+
+  /**
+   * A current code of the user's secret, accepted once: recording its time step only if it is later
+   * than the last accepted one (atomically) refuses a replayed or an older code (RFC 6238 §5.2).
+   */
+  async accept(user: EndUser, code: unknown): Promise<boolean> {
+    if (!user.totpSecret) return false;
+    const step = totpStep(this.secretOf(user), code);
+    if (step === undefined) return false;
+    const accepted = await this.db
+      .update(endUsers)
+      .set({ totpLastStep: step })
+      .where(and(eq(endUsers.endUserUuid, user.endUserUuid), or(isNull(endUsers.totpLastStep), lt(endUsers.totpLastStep, step))))
+      .returning({ endUserUuid: endUsers.endUserUuid });
+    return accepted.length === 1;
+  }
+
+  private secretOf(user: EndUser): string {
+    return this.box.open(Buffer.from(user.totpSecret!, 'base64'), Buffer.from(user.endUserUuid)).toString();
+  }
+
+  /** The app's name is the issuer an authenticator app shows beside the code. */
+  private async setup(user: EndUser, secret: string): Promise<TotpSetup> {
+    const [app] = await this.db.select({ name: identityApps.name }).from(identityApps).where(eq(identityApps.clientUuid, user.clientUuid));
+    return { secret, otpauth_uri: otpauthUri(secret, app?.name ?? 'Workflow Engine', user.email) };
+  }
+}
