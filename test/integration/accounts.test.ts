@@ -1,7 +1,19 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { totpCode } from '../../src/accounts/totp';
 import { api } from '../support/api';
-import { Browser, closeBrowsers, hiddenFields, loginUrl, mailsTo, type ProvisionedApp, provisionApp, uniqueEmail, waitForLink } from '../support/accounts';
+import {
+  authorizeParams as authorizeParamsOf,
+  Browser,
+  closeBrowsers,
+  hiddenFields,
+  loginUrl,
+  mailsTo,
+  type ProvisionedApp,
+  provisionApp,
+  signInPath,
+  uniqueEmail,
+  verifiedAccount as verifiedAccountOf,
+  waitForLink,
+} from '../support/accounts';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -11,34 +23,12 @@ beforeAll(async () => {
 });
 afterAll(closeBrowsers);
 
-/** The parameters an app's /authorize link carries, as the login host hands them to /sign-in. */
-function authorizeParams(verifier = randomBytes(32).toString('base64url')) {
-  return {
-    verifier,
-    query: {
-      client_id: app.client_key,
-      redirect_uri: app.redirect_uri,
-      response_type: 'code',
-      scope: 'openid email',
-      state: randomBytes(8).toString('hex'),
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-      code_challenge_method: 'S256',
-    },
-  };
-}
-
-const signInPath = (query: Record<string, string>) => `/sign-in?${new URLSearchParams(query)}`;
+const authorizeParams = (verifier?: string) => authorizeParamsOf(app, verifier);
 
 const register = (email: string, password = PASSWORD, clientKey = app.client_key) =>
   api('/api/auth/end-user/register', { token: null, body: { client_key: clientKey, email, password } });
 
-/** A registered account whose email was verified through the link in its outbox mail. */
-async function verifiedAccount(email = uniqueEmail()) {
-  expect((await register(email)).status).toBe(201);
-  const link = await waitForLink(email, '/verify-email');
-  expect((await api('/api/auth/end-user/verify-email', { token: null, body: { token: link.searchParams.get('token') } })).status).toBe(200);
-  return email;
-}
+const verifiedAccount = (email?: string) => verifiedAccountOf(app, PASSWORD, email);
 
 /** Opens the sign-in page as /authorize sends a browser to it and posts the form. */
 async function signIn(browser: Browser, email: string, password: string, query = authorizeParams().query) {
@@ -177,29 +167,6 @@ describe('registration and sign-in (pages)', () => {
     expect(callback.origin + callback.pathname).toBe(app.redirect_uri);
     expect(callback.searchParams.get('state')).toBe(query.state);
     expect(callback.searchParams.get('code')).toBeTruthy();
-  });
-
-  it('refuses a sign-in form posted without its CSRF field, or with another browser\'s, and issues nothing', async () => {
-    const email = await verifiedAccount();
-    const browser = new Browser();
-    const form = await browser.get(signInPath(authorizeParams().query));
-    const { csrf_token: _dropped, ...withoutCsrf } = hiddenFields(form.body, '/sign-in');
-    const missing = await browser.request('/sign-in', { form: { ...withoutCsrf, email, password: PASSWORD } });
-    expect(missing.status).toBe(403);
-    expect(missing.location).toBeNull();
-    expect(missing.headers.getSetCookie().some((c) => c.startsWith('wes_login='))).toBe(false);
-
-    const attacker = new Browser();
-    const attackerForm = await attacker.get(signInPath(authorizeParams().query));
-    const forged = await browser.request('/sign-in', {
-      form: { ...withoutCsrf, csrf_token: hiddenFields(attackerForm.body, '/sign-in').csrf_token, email, password: PASSWORD },
-    });
-    expect(forged.status).toBe(403);
-    expect(browser.cookies.has('wes_login')).toBe(false);
-
-    const fresh = new Browser();
-    const noCookie = await fresh.request('/sign-in', { form: { ...hiddenFields(form.body, '/sign-in'), email, password: PASSWORD } });
-    expect(noCookie.status).toBe(403);
   });
 
   it('answers a wrong password and an unregistered email with the same page', async () => {

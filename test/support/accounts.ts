@@ -1,7 +1,8 @@
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Agent, fetch } from 'undici';
-import { startRun, waitForTerminal } from './api';
+import { api, startRun, waitForTerminal } from './api';
 import { waitFor } from './ports';
 
 /** The login host of the integration stack. */
@@ -141,3 +142,31 @@ export async function waitForLink(address: string, linkPath: string, skip = 0, d
 
 let emailCount = 0;
 export const uniqueEmail = (label = 'user') => `${label}-${Date.now().toString(36)}-${++emailCount}@example.com`;
+
+/** The parameters an app's /authorize link carries, as the login host hands them to /sign-in. */
+export function authorizeParams(app: ProvisionedApp, verifier = randomBytes(32).toString('base64url')) {
+  return {
+    verifier,
+    query: {
+      client_id: app.client_key,
+      redirect_uri: app.redirect_uri,
+      response_type: 'code',
+      scope: 'openid email',
+      state: randomBytes(8).toString('hex'),
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    },
+  };
+}
+
+export const signInPath = (query: Record<string, string>) => `/sign-in?${new URLSearchParams(query)}`;
+
+/** A registered account whose email was verified through the link in its outbox mail. */
+export async function verifiedAccount(app: ProvisionedApp, password: string, email = uniqueEmail()): Promise<string> {
+  const created = await api('/api/auth/end-user/register', { token: null, body: { client_key: app.client_key, email, password } });
+  if (created.status !== 201) throw new Error(`register answered ${created.status}`);
+  const link = await waitForLink(email, '/verify-email');
+  const verified = await api('/api/auth/end-user/verify-email', { token: null, body: { token: link.searchParams.get('token') } });
+  if (verified.status !== 200) throw new Error(`verify-email answered ${verified.status}`);
+  return email;
+}
