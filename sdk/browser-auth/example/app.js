@@ -69,6 +69,8 @@ async function startRun() {
     } else if (event === 'completed' || event === 'failed') {
       $('result').textContent = event === 'completed' ? 'Completed.' : `Failed: ${body.error?.message ?? ''}`;
       $('result').dataset.outcome = event;
+    } else if (event === 'revoked') {
+      $('result').textContent = 'The stream was closed: this session was revoked.';
     }
   }
 }
