@@ -88,7 +88,7 @@ else
   log "sdk/python/.venv up to date"
 fi
 
-# --- Chromium, for the test that opens the Temporal UI (test/integration/temporal-ui.test.ts) ---
+# --- Chromium, for the tests that drive a real browser (the Temporal UI, sdk/browser-auth) ---
 if [[ ! -x /usr/bin/chromium ]]; then
   if ((EUID == 0)) && command -v apt-get >/dev/null; then
     log "apt-get install chromium"
@@ -96,7 +96,7 @@ if [[ ! -x /usr/bin/chromium ]]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
   else
     log "warning: /usr/bin/chromium is missing and cannot be installed here (needs root and apt-get);" \
-      "the Temporal UI test will be skipped: run 'apt-get install chromium' as root"
+      "the Temporal UI and browser-auth tests will be skipped: run 'apt-get install chromium' as root"
   fi
 fi
 
@@ -132,11 +132,12 @@ fi
 build_stamp=dist/.bootstrap-stamp
 inputs=()
 for p in src workflows activities db tsconfig.json tsconfig.build.json package-lock.json \
-  sdk/typescript/src sdk/typescript/package.json sdk/typescript/tsconfig.json sdk/typescript/tsconfig.cjs.json sdk/typescript/tsconfig.esm.json; do
+  sdk/typescript/src sdk/typescript/package.json sdk/typescript/tsconfig.json sdk/typescript/tsconfig.cjs.json sdk/typescript/tsconfig.esm.json \
+  sdk/browser-auth/src sdk/browser-auth/package.json sdk/browser-auth/tsconfig.json; do
   [[ -e $p ]] && inputs+=("$p")
 done
 # Directories are compared too: their mtime changes when a file is added, removed or renamed.
-if [[ ! -f $build_stamp || ! -f dist/src/main.js || ! -f sdk/typescript/dist/cjs/index.js ]] \
+if [[ ! -f $build_stamp || ! -f dist/src/main.js || ! -f sdk/typescript/dist/cjs/index.js || ! -f sdk/browser-auth/dist/index.js ]] \
   || [[ -n $(find "${inputs[@]}" -newer "$build_stamp" -print -quit) ]]; then
   log "npm run build"
   # Stamp the start time, so a file edited during the build triggers the next one.

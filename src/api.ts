@@ -10,6 +10,7 @@ import { AppModule, type AppDependencies } from './app.module';
 import { bodyParserErrors } from './common/error.filter';
 import { requestRoute } from './common/request-route';
 import { ingressBody } from './hooks/ingress-body';
+import { appCors } from './identity/app-cors';
 import { bodyDepthLimit } from './limits/body-depth';
 import { methodNotAllowed } from './common/method-not-allowed';
 import { NestPinoLogger } from './nest-logger';
@@ -49,6 +50,9 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
       },
     }),
   );
+  // End users' browser apps (sdk/browser-auth), before the 405 check that would refuse their
+  // preflights; the codec answers the Temporal UI's origins itself.
+  app.use(appCors(deps.identity.appOrigins, (path) => path.startsWith('/api/temporal-codec')));
   app.use(methodNotAllowed(openApiDocument()));
   app.use(HOOKS_PATH, ...rawHookBody);
   app.use('/api/hooks/r', ingressBody());

@@ -45,10 +45,11 @@ export class AppOrigins {
 }
 
 /**
- * CORS on the login host for browser apps (OIDC libraries fetch discovery, the JWKS and the token
- * endpoint from the app's page): a request whose Origin is that of a registered redirect URI may
- * read the answer (no credentials mode). Preflights from those origins are answered here; anything
- * else passes through without CORS headers. The API's own CORS is src/browser-cors.
+ * CORS for browser apps, on the API (sdk/browser-auth: token exchange, run API, streams) and on the
+ * login host (OIDC libraries fetch discovery, the JWKS and the token endpoint from the app's page):
+ * a request whose Origin is that of a registered redirect URI may read the answer and send
+ * Authorization (bearer tokens, never cookies: no credentials mode). Preflights from those origins
+ * are answered here; anything else passes through without CORS headers.
  */
 export function appCors(origins: AppOrigins, skip: (path: string) => boolean = () => false) {
   return async (req: Request, res: Response, next: NextFunction) => {

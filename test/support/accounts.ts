@@ -110,8 +110,7 @@ export interface Mail {
   body: string;
 }
 
-export function mailsTo(address: string): Mail[] {
-  const dir = outboxDir();
+export function mailsTo(address: string, dir = outboxDir()): Mail[] {
   if (!fs.existsSync(dir)) return [];
   return fs
     .readdirSync(dir)
@@ -132,10 +131,10 @@ export function mailsTo(address: string): Mail[] {
     });
 }
 
-/** The newest link to `path` mailed to `address` after `skip` earlier messages. */
-export async function waitForLink(address: string, linkPath: string, skip = 0): Promise<URL> {
+/** The newest link to `path` mailed to `address` after `skip` earlier messages (`dir`: another stack's outbox). */
+export async function waitForLink(address: string, linkPath: string, skip = 0, dir = outboxDir()): Promise<URL> {
   return waitFor(`a mail with a ${linkPath} link to ${address}`, async () => {
-    const mail = mailsTo(address).slice(skip).find((m) => m.body.includes(linkPath));
+    const mail = mailsTo(address, dir).slice(skip).find((m) => m.body.includes(linkPath));
     const link = mail?.body.match(/https?:\/\/\S+/)?.[0];
     return link ? new URL(link) : undefined;
   }, 20_000);

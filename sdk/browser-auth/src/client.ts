@@ -1,0 +1,351 @@
+import { createRemoteJWKSet, decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { ApiRequestError, CallbackError, InvalidTokenError, LoginRequiredError, TokenRequestError } from './errors.js';
+import { randomToken, s256Challenge } from './pkce.js';
+import { handOffToParent, inRenewFrame, runRenewFrame } from './renew-frame.js';
+import { resolveStore, type StorageChoice } from './storage.js';
+
+/** Where `make up` serves the API and the login host. */
+export const DEFAULT_IDENTITY_API = 'http://127.0.0.1:3000';
+export const DEFAULT_LOGIN_URL = 'http://127.0.0.1:3001';
+
+export interface AuthClientOptions {
+  /** The app's public client_key (from identity.app.provision). */
+  clientKey: string;
+  /** The login host's origin, also the tokens' issuer. */
+  loginUrl?: string;
+  /** The API's origin (without `/api`). */
+  identityApi?: string;
+  /** One of the app's registered redirect URIs, on this page's origin. */
+  redirectUri?: string;
+  storage?: StorageChoice;
+  autoRenew?: boolean;
+  renewSkewSeconds?: number;
+  /** How long renew() waits for the hidden frame before it gives up. */
+  renewTimeoutSeconds?: number;
+  /** Called once whenever the login host says the user must sign in again. */
+  onRequiresLogin?: () => void;
+}
+
+export interface EndUserClaims extends JWTPayload {
+  sub: string;
+  exp: number;
+  email?: string;
+  org?: string;
+  app?: string;
+  sid?: string;
+  token_type?: string;
+}
+
+export interface Session {
+  token: string;
+  claims: EndUserClaims;
+  email: string | undefined;
+  endUserUuid: string;
+  expiresAt: Date;
+}
+
+export interface RegisterResult {
+  end_user_uuid: string;
+  email_verification: string;
+}
+
+export interface AuthClient {
+  signIn(): Promise<void>;
+  handleCallback(): Promise<Session | null>;
+  getSession(): Session | null;
+  renew(): Promise<Session>;
+  signOut(options?: { endLoginSession?: boolean }): Promise<void>;
+  verify(token: string): Promise<EndUserClaims>;
+  register(email: string, password: string): Promise<RegisterResult>;
+  /** `Bearer <token>` for the current session; throws LoginRequiredError without one. */
+  authorizationHeader(): string;
+  /** fetch() with the current token; a path starting with `/` is resolved against identityApi. */
+  fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
+}
+
+interface Transaction {
+  state: string;
+  verifier: string;
+}
+
+const CALLBACK_PARAMS = ['code', 'state', 'iss', 'error', 'error_description', 'error_uri'];
+// setTimeout fires at once above 2^31-1 ms.
+const MAX_TIMER_MS = 2_147_483_647;
+const SESSION_REVOKE_TYPE = 'identity.end-user.session.revoke';
+
+const trimSlash = (url: string) => url.replace(/\/+$/, '');
+
+export function createAuthClient(options: AuthClientOptions): AuthClient {
+  if (!options || typeof options.clientKey !== 'string' || options.clientKey === '') {
+    throw new TypeError('createAuthClient: clientKey is required');
+  }
+  const clientKey = options.clientKey;
+  const issuer = trimSlash(options.loginUrl ?? DEFAULT_LOGIN_URL);
+  const identityApi = trimSlash(options.identityApi ?? DEFAULT_IDENTITY_API);
+  const redirectUri = options.redirectUri ?? `${window.location.origin}/`;
+  const callbackOrigin = new URL(redirectUri).origin;
+  const autoRenew = options.autoRenew ?? true;
+  const skewMs = (options.renewSkewSeconds ?? 60) * 1000;
+  const renewTimeoutMs = (options.renewTimeoutSeconds ?? 10) * 1000;
+  const store = resolveStore(options.storage ?? 'sessionStorage');
+  // The PKCE transaction must survive the redirect whatever the token's storage; it holds no token.
+  const transactions = window.sessionStorage;
+  const sessionKey = `wfe-auth.session.${clientKey}`;
+  const transactionKey = `wfe-auth.transaction.${clientKey}`;
+  const jwks = createRemoteJWKSet(new URL(`${identityApi}/api/auth/end-user/jwks`), { cooldownDuration: 1000 });
+  const framed = inRenewFrame();
+
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let inflight: Promise<Session> | undefined;
+  // Bumped by signOut and login_required, so a renewal that was under way stores nothing after them.
+  let generation = 0;
+
+  function toSession(token: string): Session {
+    let claims: EndUserClaims;
+    try {
+      claims = decodeJwt(token) as EndUserClaims;
+    } catch (cause) {
+      throw new CallbackError('the token endpoint answered something that is not a JWT', 'token_mismatch', String(cause));
+    }
+    const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+    if (claims.iss !== issuer || !audiences.includes(clientKey) || typeof claims.exp !== 'number' || typeof claims.sub !== 'string') {
+      throw new CallbackError('the token was not issued by this login host for this app', 'token_mismatch');
+    }
+    return { token, claims, email: claims.email, endUserUuid: claims.sub, expiresAt: new Date(claims.exp * 1000) };
+  }
+
+  function readSession(): Session | null {
+    const token = store.getItem(sessionKey);
+    if (!token) return null;
+    try {
+      return toSession(token);
+    } catch {
+      store.removeItem(sessionKey);
+      return null;
+    }
+  }
+
+  /** renewSkewSeconds before expiry; at half the time left when the token lives shorter than the skew, so renewals never loop. */
+  function renewDelay(session: Session): number {
+    const left = session.expiresAt.getTime() - Date.now();
+    return left > skewMs ? left - skewMs : left / 2;
+  }
+
+  function stopTimer() {
+    clearTimeout(timer);
+    timer = undefined;
+  }
+
+  function schedule(session: Session, delayMs = renewDelay(session)) {
+    stopTimer();
+    if (!autoRenew || framed) return;
+    timer = setTimeout(
+      () => {
+        timer = undefined;
+        renew().catch((error: unknown) => {
+          if (error instanceof LoginRequiredError) return;
+          // A transient failure (timeout, network): try again while the token still works.
+          const current = readSession();
+          const left = current ? current.expiresAt.getTime() - Date.now() : 0;
+          if (current && left > 0) schedule(current, Math.max(1000, Math.min(30_000, left / 2)));
+        });
+      },
+      Math.min(Math.max(delayMs, 0), MAX_TIMER_MS),
+    );
+  }
+
+  function clearLocal() {
+    generation += 1;
+    stopTimer();
+    store.removeItem(sessionKey);
+    transactions.removeItem(transactionKey);
+  }
+
+  function loginRequired(): never {
+    clearLocal();
+    options.onRequiresLogin?.();
+    throw new LoginRequiredError('the login host has no valid session for this user: sign in again');
+  }
+
+  function authorizeUrl(state: string, challenge: string, prompt?: 'none'): string {
+    const url = new URL(`${issuer}/authorize`);
+    url.search = new URLSearchParams({
+      response_type: 'code',
+      scope: 'openid',
+      client_key: clientKey,
+      redirect_uri: redirectUri,
+      state,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      ...(prompt ? { prompt } : {}),
+    }).toString();
+    return url.toString();
+  }
+
+  /** The callback's own checks (RFC 6749 §10.12 state, RFC 9207 iss), before any code is used. */
+  function checkCallback(params: URLSearchParams, expectedState: string): string {
+    if (params.get('state') !== expectedState) {
+      throw new CallbackError('the callback state does not match the sign-in this page started', 'state_mismatch');
+    }
+    if (params.get('iss') !== issuer) {
+      throw new CallbackError(`the callback iss is not the login host ${issuer}`, 'iss_mismatch');
+    }
+    const error = params.get('error');
+    if (error) throw new CallbackError(`the login host answered ${error}`, error, params.get('error_description') ?? undefined);
+    const code = params.get('code');
+    if (!code) throw new CallbackError('the callback carries no code', 'invalid_request');
+    return code;
+  }
+
+  async function exchange(code: string, verifier: string): Promise<Session> {
+    const res = await fetch(`${identityApi}/api/auth/end-user/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ code, code_verifier: verifier }),
+      credentials: 'omit',
+      cache: 'no-store',
+    });
+    const body = (await res.json().catch(() => ({}))) as { token?: unknown; error?: unknown; error_description?: unknown };
+    if (!res.ok || typeof body.token !== 'string') {
+      const code = typeof body.error === 'string' ? body.error : `http_${res.status}`;
+      const description = typeof body.error_description === 'string' ? body.error_description : undefined;
+      throw new TokenRequestError(`the token endpoint refused the code: ${code}`, res.status, code, description);
+    }
+    return toSession(body.token);
+  }
+
+  function keep(session: Session) {
+    store.setItem(sessionKey, session.token);
+    schedule(session);
+  }
+
+  function cleanAddressBar() {
+    const url = new URL(window.location.href);
+    for (const name of CALLBACK_PARAMS) url.searchParams.delete(name);
+    window.history.replaceState(window.history.state, '', `${url.pathname}${url.search}${url.hash}`);
+  }
+
+  async function renewOnce(): Promise<Session> {
+    const started = generation;
+    const state = randomToken();
+    const verifier = randomToken();
+    const params = await runRenewFrame(authorizeUrl(state, await s256Challenge(verifier), 'none'), callbackOrigin, renewTimeoutMs);
+    if (params.get('error') === 'login_required' && params.get('state') === state && params.get('iss') === issuer) loginRequired();
+    const session = await exchange(checkCallback(params, state), verifier);
+    if (generation !== started) throw new LoginRequiredError('signed out while the renewal was under way');
+    keep(session);
+    return session;
+  }
+
+  function renew(): Promise<Session> {
+    inflight ??= renewOnce().finally(() => {
+      inflight = undefined;
+    });
+    return inflight;
+  }
+
+  async function readError(res: Response): Promise<ApiRequestError> {
+    const body = (await res.json().catch(() => ({}))) as { error?: { code?: unknown; message?: unknown; details?: unknown } };
+    const code = typeof body.error?.code === 'string' ? body.error.code : `http_${res.status}`;
+    const message = typeof body.error?.message === 'string' ? body.error.message : `HTTP ${res.status}`;
+    return new ApiRequestError(message, res.status, code, Array.isArray(body.error?.details) ? body.error.details : []);
+  }
+
+  function authorizationHeader(): string {
+    const session = client.getSession();
+    if (!session) throw new LoginRequiredError('no signed-in session');
+    return `Bearer ${session.token}`;
+  }
+
+  const client: AuthClient = {
+    async signIn() {
+      const state = randomToken();
+      const verifier = randomToken();
+      const transaction: Transaction = { state, verifier };
+      transactions.setItem(transactionKey, JSON.stringify(transaction));
+      window.location.assign(authorizeUrl(state, await s256Challenge(verifier)));
+    },
+
+    async handleCallback() {
+      const params = new URLSearchParams(window.location.search);
+      if (!params.has('state') || !(params.has('code') || params.has('error')) || framed) return null;
+      cleanAddressBar();
+      const saved = transactions.getItem(transactionKey);
+      transactions.removeItem(transactionKey);
+      let transaction: Transaction | undefined;
+      try {
+        transaction = saved ? (JSON.parse(saved) as Transaction) : undefined;
+      } catch {
+        transaction = undefined;
+      }
+      if (!transaction?.state || !transaction.verifier) {
+        throw new CallbackError('no sign-in was started from this tab', 'no_transaction');
+      }
+      const session = await exchange(checkCallback(params, transaction.state), transaction.verifier);
+      generation += 1;
+      keep(session);
+      return session;
+    },
+
+    getSession() {
+      const session = readSession();
+      if (!session || session.expiresAt.getTime() <= Date.now()) return null;
+      return session;
+    },
+
+    renew,
+
+    async signOut({ endLoginSession = true } = {}) {
+      const session = readSession();
+      clearLocal();
+      const sid = session?.claims.sid;
+      if (!endLoginSession || !session || !sid || session.expiresAt.getTime() <= Date.now()) return;
+      // Revoking the sid ends the login host's session: prompt=none then answers login_required.
+      await fetch(`${identityApi}/api/workflows/start`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${session.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ workflow_type: SESSION_REVOKE_TYPE, initial_data: { sid } }),
+        credentials: 'omit',
+      }).catch(() => undefined);
+    },
+
+    async verify(token) {
+      try {
+        const { payload } = await jwtVerify(token, jwks, { issuer, audience: clientKey, algorithms: ['RS256'] });
+        return payload as EndUserClaims;
+      } catch (cause) {
+        const reason = cause instanceof joseErrors.JOSEError ? cause.code : 'ERR_INVALID';
+        throw new InvalidTokenError(`the token does not verify: ${reason}`, { cause });
+      }
+    },
+
+    async register(email, password) {
+      const res = await fetch(`${identityApi}/api/auth/end-user/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ client_key: clientKey, email, password }),
+        credentials: 'omit',
+      });
+      if (!res.ok) throw await readError(res);
+      return (await res.json()) as RegisterResult;
+    },
+
+    authorizationHeader,
+
+    async fetch(input, init) {
+      const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+      headers.set('authorization', authorizationHeader());
+      const target = typeof input === 'string' && input.startsWith('/') ? `${identityApi}${input}` : input;
+      return fetch(target, { ...init, headers });
+    },
+  };
+
+  if (framed) {
+    const params = new URLSearchParams(window.location.search);
+    if (params.has('state')) handOffToParent();
+  } else {
+    const session = client.getSession();
+    if (session) schedule(session);
+  }
+  return client;
+}
