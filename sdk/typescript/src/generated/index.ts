@@ -202,6 +202,1053 @@ export interface EsignResourcesGetResourceInformationOutput {
   error_type?: string;
 }
 
+export interface HookAcknowledgeEventInput {
+  /**
+   * Id of a stored event (GET /api/hooks/events/{uuid})
+   */
+  event_uuid: string;
+}
+
+export interface HookAcknowledgeEventOutput {
+  event_uuid: string;
+  event_state?: "acknowledged";
+  /**
+   * The first acknowledgement: acknowledging again keeps it
+   */
+  acknowledged_at?: string;
+  failure_reason?: string;
+  failure_type?: string;
+  failed_step?: string;
+  failed_layer?: string;
+  failed_at_state?: string;
+  error?: string;
+  error_type?: string;
+}
+
+export interface HookCreateRedirectInput {
+  /**
+   * Unique in the organization; default "redirect-" + the run's workflow id
+   */
+  endpoint_name?: string;
+  /**
+   * Where received events are forwarded, signed: https unless the host is in ALLOW_HTTP_HOSTS
+   */
+  target_url: string;
+  /**
+   * <connection_uuid>/<secret_name>: a string secret of one of the organization's connections, used as the signing secret; without it one is generated
+   */
+  secret_ref?: string;
+}
+
+export interface HookCreateRedirectOutput {
+  endpoint_name?: string;
+  target_url: string;
+  secret_ref?: string;
+  endpoint_uuid?: string;
+  /**
+   * POST events here (no bearer token)
+   */
+  ingress_url?: string;
+  /**
+   * The secret itself is never in a run: rotate-secret returns a new one
+   */
+  secret_source?: "generated" | "secret_ref";
+  failure_reason?: string;
+  failure_type?: string;
+  failed_step?: string;
+  failed_layer?: string;
+  failed_at_state?: string;
+  error?: string;
+  error_type?: string;
+}
+
+export interface HookExpirePendingEventsInput {
+  /**
+   * Id of a redirect endpoint of the organization
+   */
+  endpoint_uuid: string;
+  /**
+   * Pending events received longer ago than this expire (default 24 h)
+   */
+  ttl_seconds?: number;
+}
+
+export interface HookExpirePendingEventsOutput {
+  endpoint_uuid: string;
+  ttl_seconds: number;
+  expired_count?: number;
+  expired_event_uuids?: string[];
+  failure_reason?: string;
+  failure_type?: string;
+  failed_step?: string;
+  failed_layer?: string;
+  failed_at_state?: string;
+  error?: string;
+  error_type?: string;
+}
+
+export interface HookReceiveWebhookInput {
+  /**
+   * Id of a redirect endpoint of the organization
+   */
+  endpoint_uuid: string;
+  /**
+   * The JSON object posted; default {"type":"engine.test","data":{...}}
+   */
+  test_event?: {
+    [k: string]: unknown | undefined;
+  };
+}
+
+export interface HookReceiveWebhookOutput {
+  endpoint_uuid: string;
+  test_event?: {
+    [k: string]: unknown | undefined;
+  };
+  event_uuid?: string;
+  ingress_status?: 202;
+  failure_reason?: string;
+  failure_type?: string;
+  failed_step?: string;
+  failed_layer?: string;
+  failed_at_state?: string;
+  error?: string;
+  error_type?: string;
+}
+
+export interface HookReplayEventInput {
+  /**
+   * Id of a stored event (GET /api/hooks/events/{uuid})
+   */
+  event_uuid: string;
+}
+
+export interface HookReplayEventOutput {
+  event_uuid: string;
+  /**
+   * The target's answer to the last attempt; null when none came
+   */
+  target_status?: number | null;
+  latency_ms?: number;
+  delivered_at?: string;
+  failure_reason?: string;
+  failure_type?: string;
+  failed_step?: string;
+  failed_layer?: string;
+  failed_at_state?: string;
+  error?: string;
+  error_type?: string;
+}
+
+export interface IdentityAppConfigureClientInput {
+  client_key: string;
+  /**
+   * Registered as given (exact match at /authorize)
+   *
+   * @maxItems 20
+   */
+  add_redirect_uris?:
+    | []
+    | [string]
+    | [string, string]
+    | [string, string, string]
+    | [string, string, string, string]
+    | [string, string, string, string, string]
+    | [string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string, string, string]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ];
+  /**
+   * @maxItems 20
+   */
+  remove_redirect_uris?:
+    | []
+    | [string]
+    | [string, string]
+    | [string, string, string]
+    | [string, string, string, string]
+    | [string, string, string, string, string]
+    | [string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string, string, string]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ];
+}
+
+export interface IdentityAppConfigureClientOutput {
+  client_key: string;
+  client_uuid?: string;
+  /**
+   * The app's registered redirect URIs after the change
+   */
+  redirect_uris?: string[];
+  failure_reason?: string;
+  failure_type?: string;
+  failed_step?: string;
+  failed_layer?: string;
+  failed_at_state?: string;
+  error?: string;
+  error_type?: string;
+}
+
+export interface IdentityAppProvisionInput {
+  /**
+   * The app's name, shown to its users
+   */
+  name: string;
+  /**
+   * Exact URIs the login host may send codes to: https, or http on a loopback host; no fragment
+   *
+   * @minItems 1
+   * @maxItems 20
+   */
+  redirect_uris:
+    | [string]
+    | [string, string]
+    | [string, string, string]
+    | [string, string, string, string]
+    | [string, string, string, string, string]
+    | [string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string, string]
+    | [string, string, string, string, string, string, string, string, string, string, string, string, string, string]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ]
+    | [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+        string
+      ];
+}
+
+export interface IdentityAppProvisionOutput {
+  name?: string;
+  redirect_uris?: string[];
+  /**
+   * The public client identifier (client_id in OIDC terms); not a secret
+   */
+  client_key?: string;
+  client_uuid?: string;
+  integration?: {
+    issuer: string;
+    discovery_url: string;
+    authorize_url: string;
+    token_url: string;
+    jwks_url: string;
+    flow: "authorization_code_pkce";
+    sdk: {
+      package: string;
+      install: string;
+      snippet: string;
+    };
+  };
+  failure_reason?: string;
+  failure_type?: string;
+  failed_step?: string;
+  failed_layer?: string;
+  failed_at_state?: string;
+  error?: string;
+  error_type?: string;
+}
+
+export interface IdentityEndUserSessionRevokeInput {
+  /**
+   * The session to revoke
+   */
+  sid?: string;
+  /**
+   * With all: every session of this end user
+   */
+  end_user_uuid?: string;
+  all?: true;
+  /**
+   * Set by the engine when an end user starts the run
+   */
+  client_uuid?: string;
+}
+
+export interface IdentityEndUserSessionRevokeOutput {
+  sid?: string;
+  end_user_uuid?: string;
+  all?: boolean;
+  client_uuid?: string;
+  /**
+   * How many live sessions were revoked
+   */
+  revoked_sessions?: number;
+  failure_reason?: string;
+  failure_type?: string;
+  failed_step?: string;
+  failed_layer?: string;
+  failed_at_state?: string;
+  error?: string;
+  error_type?: string;
+}
+
+export interface PaymentsAccessGrantOnPaymentInput {
+  /**
+   * The source event: one entitlement per event id and organization
+   */
+  event_id: string;
+  event_type: string;
+  livemode?: boolean;
+  object_id?: string | null;
+  /**
+   * The paying subject, when checkout carried one
+   */
+  client_reference_id?: string | null;
+  /**
+   * The paying subject otherwise
+   */
+  customer_id?: string | null;
+  subscription_id?: string | null;
+  payment_status?: string | null;
+  event_metadata?: {
+    [k: string]: unknown | undefined;
+  };
+}
+
+export interface PaymentsAccessGrantOnPaymentOutput {
+  event_id: string;
+  event_type: string;
+  livemode?: boolean;
+  object_id?: string | null;
+  /**
+   * The paying subject, when checkout carried one
+   */
+  client_reference_id?: string | null;
+  /**
+   * The paying subject otherwise
+   */
+  customer_id?: string | null;
+  subscription_id?: string | null;
+  payment_status?: string | null;
+  event_metadata?: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * client_reference_id, else customer_id
+   */
+  subject?: string;
+  entitlement_uuid?: string;
+  /**
+   * false when an earlier run already granted for this event
+   */
+  granted?: boolean;
+  granted_at?: string;
+  failure_reason?: string;
+  failure_type?: string;
+  failed_step?: string;
+  failed_layer?: string;
+  failed_at_state?: string;
+  error?: string;
+  error_type?: string;
+  failed_action?: string;
+}
+
+export interface PaymentsWebhooksReceiveInput {
+  /**
+   * A payments connection of the run's organization (the customer's own provider account)
+   */
+  cloud_connection_uuid: string;
+  /**
+   * The raw request body exactly as received
+   */
+  payload: string;
+  /**
+   * The provider's signature header value (Stripe-Signature)
+   */
+  signature: string;
+  /**
+   * Endpoint signing secret; by default the connection's
+   */
+  webhook_secret?: string;
+  /**
+   * A name in the connection's webhook_secrets
+   */
+  webhook_secret_key?: string;
+}
+
+export interface PaymentsWebhooksReceiveOutput {
+  cloud_connection_uuid: string;
+  payload: string;
+  signature: string;
+  /**
+   * Always "[redacted]" when given
+   */
+  webhook_secret?: string;
+  webhook_secret_key?: string;
+  event_id?: string;
+  event_type?: string;
+  livemode?: boolean;
+  /**
+   * The workflow type a receiver chain runs next, or null
+   */
+  route_workflow_type?: string | null;
+  /**
+   * Id of the event's primary object
+   */
+  object_id?: string | null;
+  /**
+   * Identity carried from checkout, when present
+   */
+  client_reference_id?: string | null;
+  customer_id?: string | null;
+  subscription_id?: string | null;
+  payment_status?: string | null;
+  /**
+   * The event object's metadata
+   */
+  event_metadata?: {
+    [k: string]: unknown | undefined;
+  };
+  failure_reason?: string;
+  failure_type?: string;
+  failed_step?: string;
+  /**
+   * 1 input, 2 connection and secret, 3 signature, 4 event; 0 otherwise
+   */
+  failed_layer?: number;
+  failed_at_state?: string;
+  error?: string;
+  error_type?: string;
+  failed_action?: string;
+}
+
+export interface PaymentsWebhooksReceiverChainInput {
+  /**
+   * The payments connection the event was delivered to
+   */
+  cloud_connection_uuid: string;
+  /**
+   * The raw request body exactly as received
+   */
+  payload: string;
+  /**
+   * The provider's signature header value
+   */
+  signature: string;
+  /**
+   * The connection's named secret that verified the delivery; absent for its default
+   */
+  webhook_secret_key?: string;
+}
+
+export interface PaymentsWebhooksReceiverChainOutput {
+  /**
+   * This run’s workflow id
+   */
+  workflow_run_uuid?: string;
+  status?: "succeeded" | "failed" | "planned";
+  /**
+   * One entry per layer, in plan order
+   */
+  summary?: {
+    layer: string;
+    step: string;
+    /**
+     * null for a route layer not yet routed or skipped
+     */
+    workflow_type: string | null;
+    /**
+     * The child run: GET /api/workflows/{child_workflow_id}
+     */
+    child_workflow_id: string | null;
+    status: "planned" | "pending" | "running" | "succeeded" | "failed" | "skipped";
+    attempt: number | null;
+    started_at: string | null;
+    completed_at: string | null;
+    duration_ms: number | null;
+  }[];
+  completed_at?: string | null;
+  /**
+   * The failed layer that ran the compensations; null when none ran
+   */
+  compensation_trigger?: {
+    layer: string;
+    step: string;
+    failure_type: string;
+  } | null;
+  /**
+   * Compensations run, last completed layer first
+   */
+  compensation_results?:
+    | {
+        layer: string;
+        step: string;
+        workflow_type: string;
+        child_workflow_id: string;
+        status: "succeeded" | "failed";
+        error: string | null;
+      }[]
+    | null;
+  failure_reason?: string;
+  failure_type?: string;
+  failed_step?: string;
+  /**
+   * The failed layer as JSON; a string (engine, validation) when the engine itself failed the run
+   */
+  failed_layer?:
+    | {
+        layer: string;
+        /**
+         * 0-based position of the layer in the plan
+         */
+        index: number;
+        child_workflow_id: string | null;
+        error: string;
+      }
+    | string;
+  failed_at_state?: string;
+  error?: string;
+  error_type?: string;
+  failed_at?: string;
+  /**
+   * 01_receive: the state_data of child payments.webhooks.receive
+   */
+  receive?: {
+    [k: string]: unknown | undefined;
+  } | null;
+  /**
+   * 02_route: the state_data of child route
+   */
+  route?: {
+    [k: string]: unknown | undefined;
+  } | null;
+  cloud_connection_uuid: string;
+  payload: string;
+  signature: string;
+  webhook_secret_key?: string;
+}
+
+export interface WebhookEndpointCreateVerifyAndReplayInput {
+  /**
+   * Must be the token's organization (else 403 organization_mismatch, and nothing starts)
+   */
+  organization_uuid: string;
+  /**
+   * Where the endpoint forwards events, signed: https unless the host is in ALLOW_HTTP_HOSTS, never a non-public address
+   */
+  target_url: string;
+  /**
+   * Unique in the organization; default "redirect-" + the layer's child workflow id
+   */
+  endpoint_name?: string;
+  /**
+   * <connection_uuid>/<secret_name>: a connection secret used as the signing secret; without it one is generated (fetch it with rotate-secret)
+   */
+  secret_ref?: string;
+  /**
+   * The JSON object posted to the ingress; default {"type":"engine.test",...}
+   */
+  test_event?: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * Layer 5 expires pending events older than this (default 86400)
+   */
+  ttl_seconds?: number;
+  /**
+   * The caller's own reference for this run, echoed
+   */
+  workflow_run_id?: string;
+  /**
+   * Who asked for the run, echoed
+   */
+  actor?: string;
+  /**
+   * Same key in the same organization: the first run is returned (as the Idempotency-Key header)
+   */
+  idempotency_key?: string;
+  /**
+   * Check the inputs, the secret_ref and the target, return status planned, create nothing
+   */
+  dry_run?: boolean;
+}
+
+export interface WebhookEndpointCreateVerifyAndReplayOutput {
+  /**
+   * This run’s workflow id
+   */
+  workflow_run_uuid?: string;
+  status?: "succeeded" | "failed" | "planned";
+  /**
+   * One entry per layer, in plan order
+   */
+  summary?: {
+    layer: string;
+    step: string;
+    /**
+     * null for a route layer not yet routed or skipped
+     */
+    workflow_type: string | null;
+    /**
+     * The child run: GET /api/workflows/{child_workflow_id}
+     */
+    child_workflow_id: string | null;
+    status: "planned" | "pending" | "running" | "succeeded" | "failed" | "skipped";
+    attempt: number | null;
+    started_at: string | null;
+    completed_at: string | null;
+    duration_ms: number | null;
+  }[];
+  completed_at?: string | null;
+  /**
+   * The failed layer that ran the compensations; null when none ran
+   */
+  compensation_trigger?: {
+    layer: string;
+    step: string;
+    failure_type: string;
+  } | null;
+  /**
+   * Compensations run, last completed layer first
+   */
+  compensation_results?:
+    | {
+        layer: string;
+        step: string;
+        workflow_type: string;
+        child_workflow_id: string;
+        status: "succeeded" | "failed";
+        error: string | null;
+      }[]
+    | null;
+  failure_reason?: string;
+  failure_type?: string;
+  failed_step?: string;
+  /**
+   * The failed layer as JSON; a string (engine, validation) when the engine itself failed the run
+   */
+  failed_layer?:
+    | {
+        layer: string;
+        /**
+         * 0-based position of the layer in the plan
+         */
+        index: number;
+        child_workflow_id: string | null;
+        error: string;
+      }
+    | string;
+  failed_at_state?: string;
+  error?: string;
+  error_type?: string;
+  failed_at?: string;
+  /**
+   * 01_hook_create_redirect: the state_data of child hook.create-redirect
+   */
+  hook_create_redirect?: {
+    [k: string]: unknown | undefined;
+  } | null;
+  /**
+   * 02_hook_receive_webhook: the state_data of child hook.receive-webhook
+   */
+  hook_receive_webhook?: {
+    [k: string]: unknown | undefined;
+  } | null;
+  /**
+   * 03_hook_replay_event: the state_data of child hook.replay-event
+   */
+  hook_replay_event?: {
+    [k: string]: unknown | undefined;
+  } | null;
+  /**
+   * 04_hook_acknowledge_event: the state_data of child hook.acknowledge-event
+   */
+  hook_acknowledge_event?: {
+    [k: string]: unknown | undefined;
+  } | null;
+  /**
+   * 05_hook_expire_pending_events: the state_data of child hook.expire-pending-events
+   */
+  hook_expire_pending_events?: {
+    [k: string]: unknown | undefined;
+  } | null;
+  organization_uuid: string;
+  target_url: string;
+  endpoint_name?: string;
+  secret_ref?: string;
+  test_event?: {
+    [k: string]: unknown | undefined;
+  };
+  ttl_seconds?: number;
+  workflow_run_id?: string;
+  actor?: string;
+  idempotency_key?: string;
+  dry_run?: boolean;
+  /**
+   * What the run made or touched
+   */
+  resource_refs?: {
+    endpoint_uuid: string | null;
+    ingress_url: string | null;
+    event_uuids: string[];
+  };
+  /**
+   * For example an http target allowed by ALLOW_HTTP_HOSTS
+   */
+  warnings?: string[];
+}
+
 type Start<Input, Output> = (input: Input, options?: StartOptions) => Promise<RunHandle<Output>>;
 
 /** Typed start functions, one per workflow type; each returns a handle whose wait() resolves to that type's output. */
@@ -225,6 +1272,38 @@ export function bindings(engine: WorkflowEngine) {
       },
       resources: {
         getResourceInformation: start<EsignResourcesGetResourceInformationInput, EsignResourcesGetResourceInformationOutput>("esign.resources.get-resource-information"),
+      },
+    },
+    hook: {
+      acknowledgeEvent: start<HookAcknowledgeEventInput, HookAcknowledgeEventOutput>("hook.acknowledge-event"),
+      createRedirect: start<HookCreateRedirectInput, HookCreateRedirectOutput>("hook.create-redirect"),
+      expirePendingEvents: start<HookExpirePendingEventsInput, HookExpirePendingEventsOutput>("hook.expire-pending-events"),
+      receiveWebhook: start<HookReceiveWebhookInput, HookReceiveWebhookOutput>("hook.receive-webhook"),
+      replayEvent: start<HookReplayEventInput, HookReplayEventOutput>("hook.replay-event"),
+    },
+    identity: {
+      app: {
+        configureClient: start<IdentityAppConfigureClientInput, IdentityAppConfigureClientOutput>("identity.app.configure-client"),
+        provision: start<IdentityAppProvisionInput, IdentityAppProvisionOutput>("identity.app.provision"),
+      },
+      endUser: {
+        session: {
+          revoke: start<IdentityEndUserSessionRevokeInput, IdentityEndUserSessionRevokeOutput>("identity.end-user.session.revoke"),
+        },
+      },
+    },
+    payments: {
+      access: {
+        grantOnPayment: start<PaymentsAccessGrantOnPaymentInput, PaymentsAccessGrantOnPaymentOutput>("payments.access.grant_on_payment"),
+      },
+      webhooks: {
+        receive: start<PaymentsWebhooksReceiveInput, PaymentsWebhooksReceiveOutput>("payments.webhooks.receive"),
+        receiverChain: start<PaymentsWebhooksReceiverChainInput, PaymentsWebhooksReceiverChainOutput>("payments.webhooks.receiver-chain"),
+      },
+    },
+    webhook: {
+      endpoint: {
+        createVerifyAndReplay: start<WebhookEndpointCreateVerifyAndReplayInput, WebhookEndpointCreateVerifyAndReplayOutput>("webhook.endpoint.create-verify-and-replay"),
       },
     },
   };
