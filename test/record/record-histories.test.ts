@@ -215,9 +215,10 @@ describe('record workflow histories', () => {
     await record('payments-grant-subject-missing-failed', grant, grantInput('evt_record_nobody', null));
     const chain = 'payments.webhooks.receiver-chain';
     const bought = JSON.stringify(checkoutSession('checkout.session.completed', { client_reference_id: 'user_rec_chain' }));
-    const routed = (await record('payments-chain-granted-completed', chain, receiveInput(bought))) as Record<string, any>;
+    // A Dag: its replay must see its own workflow id, so the run is named after its file.
+    const routed = (await record('payments-chain-granted-completed', chain, receiveInput(bought), 'payments-chain-granted-completed')) as Record<string, any>;
     expect(routed.route).toMatchObject({ subject: 'user_rec_chain', granted: true });
-    const unrouted = (await record('payments-chain-unrouted-completed', chain, receiveInput(JSON.stringify(subscriptionEvent())))) as Record<string, any>;
+    const unrouted = (await record('payments-chain-unrouted-completed', chain, receiveInput(JSON.stringify(subscriptionEvent())), 'payments-chain-unrouted-completed')) as Record<string, any>;
     expect(unrouted.route).toBeNull();
   });
 
