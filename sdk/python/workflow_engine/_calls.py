@@ -229,6 +229,7 @@ def replay_hook_event(event_uuid: str) -> Call[m.HookEventReplayed]:
 
 
 def acknowledge_hook_event(event_uuid: str) -> Call[m.HookEvent]:
+    # Safe to repeat: acknowledging again keeps the first acknowledged_at.
     return Call("POST", f"/api/hooks/events/{seg(event_uuid)}/acknowledge", _model(m.HookEvent))
 
 

@@ -45,7 +45,7 @@ export class HooksManager {
     return (await this.transport.request<HookEventReplayed>(`${this.event(eventUuid)}/replay`, { method: 'POST', idempotent: false })).body;
   }
 
-  /** A ConflictError once the event has expired. */
+  /** A ConflictError once the event has expired. Retried like a read: acknowledging again keeps the first time. */
   async acknowledgeEvent(eventUuid: string): Promise<HookEvent> {
     return (await this.transport.request<HookEvent>(`${this.event(eventUuid)}/acknowledge`, { method: 'POST', idempotent: true })).body;
   }
