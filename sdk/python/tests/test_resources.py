@@ -148,6 +148,9 @@ def test_compositions_sync(client: WorkflowEngine, stack: Stack) -> None:
     detail = client.compositions.get(uuid)
     assert (detail.name, detail.exposed_to_end_users) == ("py-resources v2", True)
     assert [v.version for v in detail.versions] == [2, 1]
+    assert [(step.id, step.workflow_type, step.inputs) for step in detail.steps] == [
+        (step["id"], step["workflow_type"], step["inputs"]) for step in _steps()
+    ]
     output = client.workflows.start(
         updated.workflow_type, {"base_url": stack.esign_url, "api_token": stack.esign_token}
     )

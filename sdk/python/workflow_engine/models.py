@@ -291,12 +291,20 @@ class CompositionCreated(_Model):
     input_schema: dict[str, Any]
 
 
+class CompositionStep(_Model):
+    """A step of a composition: a built-in type (or "route") and where each input field comes from."""
+
+    id: str
+    workflow_type: str
+    inputs: dict[str, dict[str, Any]]
+
+
 class Composition(CompositionCreated):
     """The latest version of a composition."""
 
     name: str
     exposed_to_end_users: bool
-    steps: list[dict[str, Any]]
+    steps: list[CompositionStep]
     created_at: str
     updated_at: str
 
