@@ -2,11 +2,13 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { ConflictError, NotFoundError, ValidationError, WorkflowFailedError } from '@workflow-engine/sdk';
 import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
-import { stackEnv } from '../support/api';
+import { type HookTarget, startHookTarget } from '../doubles/hook-target';
+import { stackEnv, uniqueId } from '../support/api';
 import { waitFor } from '../support/ports';
 import { DELETE, deleteInput, engineFor, RESOURCES } from '../support/sdk';
 
-// Cancel and schedules (issue 16, built on another branch): written against the shared contract.
+// Cancel and schedules (issue 16, built on another branch): written against the shared contract;
+// then the hooks, compositions, entitlements and apps managers.
 jest.setTimeout(60_000);
 
 const BIN = path.join(__dirname, '..', '..', 'node_modules', '.bin', 'wfe');
@@ -107,5 +109,134 @@ describe('SDK: schedules', () => {
     expect(err).toBeInstanceOf(ValidationError);
     expect((err as ValidationError).status).toBe(422);
     expect((err as ValidationError).fields.length).toBeGreaterThan(0);
+  });
+});
+
+describe('SDK: hooks', () => {
+  const engine = engineFor();
+  let target: HookTarget;
+  beforeAll(async () => {
+    target = await startHookTarget();
+  });
+  afterAll(() => target?.close());
+
+  it('createEndpoint (signing_secret once), get, list, events signed with it, rotateSecret, replay, acknowledge, deleteEndpoint', async () => {
+    const path = `/${uniqueId('sdk-hook')}`;
+    const created = await engine.hooks.createEndpoint({ name: uniqueId('sdk-endpoint'), target_url: target.url + path });
+    const { signing_secret: secret, ...view } = created;
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(view).toMatchObject({ target_url: target.url + path, secret_source: 'generated', secret_ref: null, state: 'active' });
+    target.trust(path, secret!);
+    const id = created.endpoint_uuid;
+    expect(await engine.hooks.getEndpoint(id)).toEqual(view);
+    const listed = await engine.hooks.listEndpoints();
+    expect(listed).toContainEqual(view);
+    expect(JSON.stringify(listed)).not.toContain(secret);
+
+    const ingress = await fetch(created.ingress_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"n":1}' });
+    expect(ingress.status).toBe(202);
+    const { event_uuid: eventUuid } = (await ingress.json()) as { event_uuid: string };
+    const delivered = await waitFor('the delivery', async () => {
+      const event = await engine.hooks.getEvent(eventUuid);
+      return event.state === 'delivered' ? event : undefined;
+    });
+    expect(delivered).toMatchObject({ endpoint_uuid: id, body: '{"n":1}', attempts: [expect.objectContaining({ status_code: 200 })] });
+    expect(target.to(path).map((r) => r.signature_valid)).toEqual([true]);
+    expect((await engine.hooks.listEvents(id, { limit: 5 })).map((e) => e.event_uuid)).toEqual([eventUuid]);
+
+    const rotated = await engine.hooks.rotateSecret(id);
+    expect(rotated.signing_secret).toMatch(/^whsec_/);
+    expect(rotated.signing_secret).not.toBe(secret);
+    expect(await engine.hooks.getEndpoint(id)).not.toHaveProperty('signing_secret');
+    target.trust(path, rotated.signing_secret);
+    const replayed = await engine.hooks.replayEvent(eventUuid);
+    expect(replayed).toEqual({ event_uuid: eventUuid, workflow_id: expect.any(String) });
+    await engine.workflows.handle(replayed.workflow_id).wait({ timeoutMs: 30_000 });
+    expect(target.to(path).map((r) => r.signature_valid)).toEqual([true, true]);
+
+    expect((await engine.hooks.acknowledgeEvent(eventUuid)).state).toBe('acknowledged');
+    await expect(engineFor(stackEnv.tokenB).hooks.getEndpoint(id)).rejects.toBeInstanceOf(NotFoundError);
+    await engine.hooks.deleteEndpoint(id);
+    await expect(engine.hooks.getEndpoint(id)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(engine.hooks.getEvent(eventUuid)).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('a target outside the outbound policy is a ValidationError naming target_url', async () => {
+    const err = await engine.hooks.createEndpoint({ name: uniqueId('n'), target_url: 'http://example.com/hook' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).fields).toEqual([expect.objectContaining({ field: 'target_url', rule: 'outbound_policy' })]);
+  });
+});
+
+describe('SDK: compositions', () => {
+  const engine = engineFor();
+  const steps = [
+    { id: 'info', workflow_type: RESOURCES, inputs: { base_url: { from: 'input', name: 'base_url' }, api_token: { from: 'input', name: 'api_token' } } },
+  ] as const;
+
+  it('create from a built-in type, list, get, update to version 2; the new type runs', async () => {
+    const created = await engine.compositions.create({ name: 'sdk-resources', steps: [...steps] });
+    const id = created.composition_uuid;
+    expect(created).toMatchObject({ version: 1, workflow_type: `virtual.${id}@1` });
+    expect(Object.keys((created.input_schema as { properties: object }).properties).sort()).toEqual(['api_token', 'base_url']);
+    expect((await engine.compositions.list()).find((c) => c.composition_uuid === id)).toMatchObject({ name: 'sdk-resources', version: 1 });
+
+    const updated = await engine.compositions.update(id, { name: 'sdk-resources v2', steps: [...steps], exposed_to_end_users: true });
+    expect(updated).toMatchObject({ composition_uuid: id, version: 2, workflow_type: `virtual.${id}@2` });
+    const detail = await engine.compositions.get(id);
+    expect(detail).toMatchObject({ name: 'sdk-resources v2', version: 2, exposed_to_end_users: true, steps: [expect.objectContaining({ id: 'info' })] });
+    expect(detail.versions.map((v) => v.version)).toEqual([2, 1]);
+
+    const run = await engine.workflows.start(updated.workflow_type, { base_url: stackEnv.esignUrl, api_token: ESIGN_VALID_TOKEN });
+    expect(await run.wait({ timeoutMs: 45_000 })).toHaveProperty('info');
+    await expect(engineFor(stackEnv.tokenB).compositions.get(id)).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('an unknown step type is a ValidationError naming the step', async () => {
+    const err = await engine.compositions.create({ name: 'bad', steps: [{ id: 'a', workflow_type: 'no.such.type' }] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).fields).toEqual([expect.objectContaining({ field: 'steps.0.workflow_type', rule: 'unknown_type' })]);
+  });
+});
+
+describe('SDK: entitlements', () => {
+  it('list: a page with next_cursor, iterable; subject, limit and cursor reach the API', async () => {
+    const urls: string[] = [];
+    const recording: typeof fetch = (input, init) => {
+      urls.push(String(input));
+      return fetch(input, init);
+    };
+    const engine = engineFor(stackEnv.tokenA, { fetch: recording });
+    const page = await engine.entitlements.list({ subject: 'nobody-sdk', limit: 5 });
+    expect(page).toMatchObject({ entitlements: [], next_cursor: null });
+    const all = [];
+    for await (const e of page) all.push(e);
+    expect(all).toEqual([]);
+    expect(new URL(urls[0]).searchParams.toString()).toBe('subject=nobody-sdk&limit=5');
+
+    const err = await engine.entitlements.list({ cursor: 'not-a-cursor' }).catch((e: unknown) => e);
+    expect(new URL(urls[1]).searchParams.get('cursor')).toBe('not-a-cursor');
+    expect(err).toBeInstanceOf(ValidationError);
+    expect(err).toMatchObject({ status: 400, code: 'invalid_cursor' });
+    expect((err as ValidationError).fields).toEqual([expect.objectContaining({ field: 'cursor' })]);
+  });
+});
+
+describe('SDK: apps', () => {
+  it('list holds the app an identity.app.provision run started through the SDK created, for its organization only', async () => {
+    const engine = engineFor();
+    const run = await engine.workflows.start<{ client_key: string }>('identity.app.provision', {
+      name: uniqueId('sdk-app'),
+      redirect_uris: ['https://sdk.example.test/cb'],
+    });
+    const { client_key } = await run.wait({ timeoutMs: 45_000 });
+    const apps = await engine.apps.list();
+    expect(apps.find((a) => a.client_key === client_key)).toMatchObject({
+      client_uuid: expect.any(String),
+      redirect_uris: ['https://sdk.example.test/cb'],
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
+    expect((await engineFor(stackEnv.tokenB).apps.list()).map((a) => a.client_key)).not.toContain(client_key);
   });
 });

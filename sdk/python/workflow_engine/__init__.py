@@ -1,7 +1,14 @@
 """Python client of the Workflow Engine Service: `WorkflowEngine` (sync) and `AsyncWorkflowEngine`."""
 
-from .async_client import AsyncRunHandle, AsyncWorkflowEngine
-from .client import RunHandle, WorkflowEngine
+from .async_client import (
+    AsyncApps,
+    AsyncCompositions,
+    AsyncEntitlements,
+    AsyncHooks,
+    AsyncRunHandle,
+    AsyncWorkflowEngine,
+)
+from .client import Apps, Compositions, Entitlements, Hooks, RunHandle, WorkflowEngine
 from .errors import (
     APIError,
     AuthenticationError,
@@ -17,18 +24,28 @@ from .errors import (
     WorkflowEngineError,
     WorkflowFailedError,
 )
-from .models import CompletedEvent, FailedEvent, RunEvent, TransitionEvent
+from .models import CompletedEvent, FailedEvent, HookEndpointCreated, HookSecretRotated, RunEvent, TransitionEvent
 
 __all__ = [
     "APIError",
+    "Apps",
+    "AsyncApps",
+    "AsyncCompositions",
+    "AsyncEntitlements",
+    "AsyncHooks",
     "AsyncRunHandle",
     "AsyncWorkflowEngine",
     "AuthenticationError",
     "BadRequestError",
     "CompletedEvent",
+    "Compositions",
     "ConflictError",
+    "Entitlements",
     "FailedEvent",
     "FieldProblem",
+    "HookEndpointCreated",
+    "HookSecretRotated",
+    "Hooks",
     "NotFoundError",
     "PermissionDeniedError",
     "RateLimitError",

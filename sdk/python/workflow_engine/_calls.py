@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
@@ -182,6 +182,97 @@ def pause_schedule(schedule_id: str, paused: bool) -> Call[m.Schedule]:
 
 def trigger_schedule(schedule_id: str) -> Call[m.TriggerResult]:
     return Call("POST", f"/api/schedules/{seg(schedule_id)}/trigger", _model(m.TriggerResult), idempotent=False)
+
+
+def create_hook_endpoint(name: str, target_url: str, secret_ref: str | None) -> Call[m.HookEndpointCreated]:
+    body = {"name": name, "target_url": target_url}
+    if secret_ref is not None:
+        body["secret_ref"] = secret_ref
+    return Call("POST", "/api/hooks/endpoints", _model(m.HookEndpointCreated), body=body, idempotent=False)
+
+
+def list_hook_endpoints() -> Call[list[m.HookEndpoint]]:
+    parse = _model(list[m.HookEndpoint])
+    return Call("GET", "/api/hooks/endpoints", lambda body: parse(body["endpoints"]))
+
+
+def get_hook_endpoint(endpoint_uuid: str) -> Call[m.HookEndpoint]:
+    return Call("GET", f"/api/hooks/endpoints/{seg(endpoint_uuid)}", _model(m.HookEndpoint))
+
+
+def delete_hook_endpoint(endpoint_uuid: str) -> Call[None]:
+    return Call("DELETE", f"/api/hooks/endpoints/{seg(endpoint_uuid)}", _nothing)
+
+
+def rotate_hook_secret(endpoint_uuid: str) -> Call[m.HookSecretRotated]:
+    path = f"/api/hooks/endpoints/{seg(endpoint_uuid)}/rotate-secret"
+    return Call("POST", path, _model(m.HookSecretRotated), idempotent=False)
+
+
+def list_hook_events(endpoint_uuid: str, limit: int | None) -> Call[list[m.HookEvent]]:
+    parse = _model(list[m.HookEvent])
+    return Call(
+        "GET",
+        f"/api/hooks/endpoints/{seg(endpoint_uuid)}/events",
+        lambda body: parse(body["events"]),
+        params={"limit": str(limit)} if limit is not None else None,
+    )
+
+
+def get_hook_event(event_uuid: str) -> Call[m.HookEvent]:
+    return Call("GET", f"/api/hooks/events/{seg(event_uuid)}", _model(m.HookEvent))
+
+
+def replay_hook_event(event_uuid: str) -> Call[m.HookEventReplayed]:
+    path = f"/api/hooks/events/{seg(event_uuid)}/replay"
+    return Call("POST", path, _model(m.HookEventReplayed), idempotent=False)
+
+
+def acknowledge_hook_event(event_uuid: str) -> Call[m.HookEvent]:
+    # Safe to repeat: acknowledging again keeps the first acknowledged_at.
+    return Call("POST", f"/api/hooks/events/{seg(event_uuid)}/acknowledge", _model(m.HookEvent))
+
+
+def _composition_body(name: str, steps: Sequence[Mapping[str, Any]], exposed: bool | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": name, "steps": [dict(step) for step in steps]}
+    if exposed is not None:
+        body["exposed_to_end_users"] = exposed
+    return body
+
+
+def create_composition(
+    name: str, steps: Sequence[Mapping[str, Any]], exposed: bool | None
+) -> Call[m.CompositionCreated]:
+    body = _composition_body(name, steps, exposed)
+    return Call("POST", "/api/compositions", _model(m.CompositionCreated), body=body, idempotent=False)
+
+
+def list_compositions() -> Call[list[m.Composition]]:
+    parse = _model(list[m.Composition])
+    return Call("GET", "/api/compositions", lambda body: parse(body["compositions"]))
+
+
+def get_composition(composition_uuid: str) -> Call[m.CompositionDetail]:
+    return Call("GET", f"/api/compositions/{seg(composition_uuid)}", _model(m.CompositionDetail))
+
+
+def update_composition(
+    composition_uuid: str, name: str, steps: Sequence[Mapping[str, Any]], exposed: bool | None
+) -> Call[m.CompositionCreated]:
+    body = _composition_body(name, steps, exposed)
+    # Each PUT creates the next version: repeating it would create another.
+    path = f"/api/compositions/{seg(composition_uuid)}"
+    return Call("PUT", path, _model(m.CompositionCreated), body=body, idempotent=False)
+
+
+def list_entitlements(subject: str | None, limit: int | None, cursor: str | None) -> Call[m.EntitlementPage]:
+    params = {k: str(v) for k, v in {"subject": subject, "limit": limit, "cursor": cursor}.items() if v is not None}
+    return Call("GET", "/api/entitlements", _model(m.EntitlementPage), params=params)
+
+
+def list_apps() -> Call[list[m.App]]:
+    parse = _model(list[m.App])
+    return Call("GET", "/api/apps", lambda body: parse(body["apps"]))
 
 
 def stream_path(workflow_id: str) -> str:

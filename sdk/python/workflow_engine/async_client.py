@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -343,6 +343,118 @@ class AsyncSchedules:
         return await self._t.call(c.trigger_schedule(schedule_id))
 
 
+class AsyncHooks:
+    """Webhook redirect endpoints and the events they received."""
+
+    def __init__(self, transport: _AsyncTransport):
+        self._t = transport
+
+    async def create_endpoint(
+        self, name: str, target_url: str, *, secret_ref: str | None = None
+    ) -> m.HookEndpointCreated:
+        """Create an endpoint; its generated ``signing_secret`` is shown once, in this answer."""
+        return await self._t.call(c.create_hook_endpoint(name, target_url, secret_ref))
+
+    async def list_endpoints(self) -> builtins.list[m.HookEndpoint]:
+        """The organization's endpoints (never their secrets)."""
+        return await self._t.call(c.list_hook_endpoints())
+
+    async def get_endpoint(self, endpoint_uuid: str) -> m.HookEndpoint:
+        """An endpoint."""
+        return await self._t.call(c.get_hook_endpoint(endpoint_uuid))
+
+    async def delete_endpoint(self, endpoint_uuid: str) -> None:
+        """Delete an endpoint and its events."""
+        await self._t.call(c.delete_hook_endpoint(endpoint_uuid))
+
+    async def rotate_secret(self, endpoint_uuid: str) -> m.HookSecretRotated:
+        """Replace the signing secret; the new one is shown once, in this answer."""
+        return await self._t.call(c.rotate_hook_secret(endpoint_uuid))
+
+    async def list_events(self, endpoint_uuid: str, *, limit: int | None = None) -> builtins.list[m.HookEvent]:
+        """An endpoint's events, newest first (`limit` 1-500, default 100)."""
+        return await self._t.call(c.list_hook_events(endpoint_uuid, limit))
+
+    async def get_event(self, event_uuid: str) -> m.HookEvent:
+        """An event with its delivery attempts."""
+        return await self._t.call(c.get_hook_event(event_uuid))
+
+    async def replay_event(self, event_uuid: str) -> m.HookEventReplayed:
+        """Deliver the event again, signed, through a hook.replay-event run."""
+        return await self._t.call(c.replay_hook_event(event_uuid))
+
+    async def acknowledge_event(self, event_uuid: str) -> m.HookEvent:
+        """Mark the event acknowledged (ConflictError once it has expired)."""
+        return await self._t.call(c.acknowledge_hook_event(event_uuid))
+
+
+class AsyncCompositions:
+    """Built-in types composed into a type of the organization, ``virtual.<uuid>@<version>``."""
+
+    def __init__(self, transport: _AsyncTransport):
+        self._t = transport
+
+    async def create(
+        self, name: str, steps: Sequence[Mapping[str, Any]], *, exposed_to_end_users: bool | None = None
+    ) -> m.CompositionCreated:
+        """Compose the steps into version 1 (a ValidationError names each step and field that is wrong)."""
+        return await self._t.call(c.create_composition(name, steps, exposed_to_end_users))
+
+    async def list(self) -> builtins.list[m.Composition]:
+        """The latest version of each composition, newest first."""
+        return await self._t.call(c.list_compositions())
+
+    async def get(self, composition_uuid: str) -> m.CompositionDetail:
+        """A composition's latest version and every version."""
+        return await self._t.call(c.get_composition(composition_uuid))
+
+    async def update(
+        self,
+        composition_uuid: str,
+        name: str,
+        steps: Sequence[Mapping[str, Any]],
+        *,
+        exposed_to_end_users: bool | None = None,
+    ) -> m.CompositionCreated:
+        """Create the next version; earlier versions stay startable."""
+        return await self._t.call(c.update_composition(composition_uuid, name, steps, exposed_to_end_users))
+
+
+class AsyncEntitlements:
+    """What the organization's payments chains granted."""
+
+    def __init__(self, transport: _AsyncTransport):
+        self._t = transport
+
+    async def page(
+        self, *, subject: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> m.EntitlementPage:
+        """One page, newest first; pass its ``next_cursor`` as `cursor` for the next."""
+        return await self._t.call(c.list_entitlements(subject, limit, cursor))
+
+    async def list(self, *, subject: str | None = None, page_size: int | None = None) -> AsyncIterator[m.Entitlement]:
+        """Every entitlement (of `subject`), newest first, fetching page after page as it is iterated."""
+        cursor: str | None = None
+        while True:
+            page = await self.page(subject=subject, limit=page_size, cursor=cursor)
+            for entitlement in page.entitlements:
+                yield entitlement
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+
+class AsyncApps:
+    """End-user sign-in apps (provisioned by identity.app.provision runs)."""
+
+    def __init__(self, transport: _AsyncTransport):
+        self._t = transport
+
+    async def list(self) -> builtins.list[m.App]:
+        """The organization's apps."""
+        return await self._t.call(c.list_apps())
+
+
 class AsyncWorkflowEngine:
     """Asynchronous client of the Workflow Engine Service (use ``async with``).
 
@@ -366,6 +478,10 @@ class AsyncWorkflowEngine:
         self.plugins = AsyncPlugins(self._t)
         self.connections = AsyncConnections(self._t)
         self.schedules = AsyncSchedules(self._t)
+        self.hooks = AsyncHooks(self._t)
+        self.compositions = AsyncCompositions(self._t)
+        self.entitlements = AsyncEntitlements(self._t)
+        self.apps = AsyncApps(self._t)
 
     async def me(self) -> m.Me:
         """Who the token is."""

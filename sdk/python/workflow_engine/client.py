@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -339,6 +339,115 @@ class Schedules:
         return self._t.call(c.trigger_schedule(schedule_id))
 
 
+class Hooks:
+    """Webhook redirect endpoints and the events they received."""
+
+    def __init__(self, transport: _Transport):
+        self._t = transport
+
+    def create_endpoint(self, name: str, target_url: str, *, secret_ref: str | None = None) -> m.HookEndpointCreated:
+        """Create an endpoint; its generated ``signing_secret`` is shown once, in this answer."""
+        return self._t.call(c.create_hook_endpoint(name, target_url, secret_ref))
+
+    def list_endpoints(self) -> builtins.list[m.HookEndpoint]:
+        """The organization's endpoints (never their secrets)."""
+        return self._t.call(c.list_hook_endpoints())
+
+    def get_endpoint(self, endpoint_uuid: str) -> m.HookEndpoint:
+        """An endpoint."""
+        return self._t.call(c.get_hook_endpoint(endpoint_uuid))
+
+    def delete_endpoint(self, endpoint_uuid: str) -> None:
+        """Delete an endpoint and its events."""
+        self._t.call(c.delete_hook_endpoint(endpoint_uuid))
+
+    def rotate_secret(self, endpoint_uuid: str) -> m.HookSecretRotated:
+        """Replace the signing secret; the new one is shown once, in this answer."""
+        return self._t.call(c.rotate_hook_secret(endpoint_uuid))
+
+    def list_events(self, endpoint_uuid: str, *, limit: int | None = None) -> builtins.list[m.HookEvent]:
+        """An endpoint's events, newest first (`limit` 1-500, default 100)."""
+        return self._t.call(c.list_hook_events(endpoint_uuid, limit))
+
+    def get_event(self, event_uuid: str) -> m.HookEvent:
+        """An event with its delivery attempts."""
+        return self._t.call(c.get_hook_event(event_uuid))
+
+    def replay_event(self, event_uuid: str) -> m.HookEventReplayed:
+        """Deliver the event again, signed, through a hook.replay-event run."""
+        return self._t.call(c.replay_hook_event(event_uuid))
+
+    def acknowledge_event(self, event_uuid: str) -> m.HookEvent:
+        """Mark the event acknowledged (ConflictError once it has expired)."""
+        return self._t.call(c.acknowledge_hook_event(event_uuid))
+
+
+class Compositions:
+    """Built-in types composed into a type of the organization, ``virtual.<uuid>@<version>``."""
+
+    def __init__(self, transport: _Transport):
+        self._t = transport
+
+    def create(
+        self, name: str, steps: Sequence[Mapping[str, Any]], *, exposed_to_end_users: bool | None = None
+    ) -> m.CompositionCreated:
+        """Compose the steps into version 1 (a ValidationError names each step and field that is wrong)."""
+        return self._t.call(c.create_composition(name, steps, exposed_to_end_users))
+
+    def list(self) -> builtins.list[m.Composition]:
+        """The latest version of each composition, newest first."""
+        return self._t.call(c.list_compositions())
+
+    def get(self, composition_uuid: str) -> m.CompositionDetail:
+        """A composition's latest version and every version."""
+        return self._t.call(c.get_composition(composition_uuid))
+
+    def update(
+        self,
+        composition_uuid: str,
+        name: str,
+        steps: Sequence[Mapping[str, Any]],
+        *,
+        exposed_to_end_users: bool | None = None,
+    ) -> m.CompositionCreated:
+        """Create the next version; earlier versions stay startable."""
+        return self._t.call(c.update_composition(composition_uuid, name, steps, exposed_to_end_users))
+
+
+class Entitlements:
+    """What the organization's payments chains granted."""
+
+    def __init__(self, transport: _Transport):
+        self._t = transport
+
+    def page(
+        self, *, subject: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> m.EntitlementPage:
+        """One page, newest first; pass its ``next_cursor`` as `cursor` for the next."""
+        return self._t.call(c.list_entitlements(subject, limit, cursor))
+
+    def list(self, *, subject: str | None = None, page_size: int | None = None) -> Iterator[m.Entitlement]:
+        """Every entitlement (of `subject`), newest first, fetching page after page as it is iterated."""
+        cursor: str | None = None
+        while True:
+            page = self.page(subject=subject, limit=page_size, cursor=cursor)
+            yield from page.entitlements
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+
+class Apps:
+    """End-user sign-in apps (provisioned by identity.app.provision runs)."""
+
+    def __init__(self, transport: _Transport):
+        self._t = transport
+
+    def list(self) -> builtins.list[m.App]:
+        """The organization's apps."""
+        return self._t.call(c.list_apps())
+
+
 class WorkflowEngine:
     """Synchronous client of the Workflow Engine Service.
 
@@ -362,6 +471,10 @@ class WorkflowEngine:
         self.plugins = Plugins(self._t)
         self.connections = Connections(self._t)
         self.schedules = Schedules(self._t)
+        self.hooks = Hooks(self._t)
+        self.compositions = Compositions(self._t)
+        self.entitlements = Entitlements(self._t)
+        self.apps = Apps(self._t)
 
     def me(self) -> m.Me:
         """Who the token is."""

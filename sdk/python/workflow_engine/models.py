@@ -223,6 +223,137 @@ class TriggerResult(_Model):
     triggered: bool
 
 
+class HookEndpoint(_Model):
+    """A redirect endpoint (never its signing secret); POST events to ``ingress_url`` without a token."""
+
+    endpoint_uuid: str
+    name: str
+    target_url: str
+    ingress_url: str
+    secret_source: Literal["generated", "secret_ref"]
+    secret_ref: str | None
+    state: str
+    created_at: str
+
+
+class HookEndpointCreated(HookEndpoint):
+    """A new endpoint: ``signing_secret`` is shown once, here (None when it came from ``secret_ref``)."""
+
+    signing_secret: str | None = Field(default=None, repr=False)
+
+
+class HookSecretRotated(HookEndpoint):
+    """An endpoint after rotate-secret: the new ``signing_secret`` is shown once, here."""
+
+    signing_secret: str = Field(repr=False)
+
+
+HookEventState = Literal["pending", "delivered", "acknowledged", "expired"]
+
+
+class HookDeliveryAttempt(_Model):
+    """One delivery of an event to the endpoint's target."""
+
+    at: str
+    status_code: int | None
+    latency_ms: int
+    error: str | None = None
+
+
+class HookEvent(_Model):
+    """An event an endpoint received (``body`` as received) and its delivery attempts."""
+
+    event_uuid: str
+    endpoint_uuid: str
+    state: HookEventState
+    body: str
+    headers: dict[str, str]
+    received_at: str
+    delivered_at: str | None
+    acknowledged_at: str | None
+    expired_at: str | None
+    attempts: list[HookDeliveryAttempt]
+
+
+class HookEventReplayed(_Model):
+    """The hook.replay-event run delivering an event again."""
+
+    event_uuid: str
+    workflow_id: str
+
+
+class CompositionCreated(_Model):
+    """A composition version: start ``workflow_type`` (``virtual.<uuid>@<version>``) like any type."""
+
+    composition_uuid: str
+    version: int
+    workflow_type: str
+    input_schema: dict[str, Any]
+
+
+class CompositionStep(_Model):
+    """A step of a composition: a built-in type (or "route") and where each input field comes from."""
+
+    id: str
+    workflow_type: str
+    inputs: dict[str, dict[str, Any]]
+
+
+class Composition(CompositionCreated):
+    """The latest version of a composition."""
+
+    name: str
+    exposed_to_end_users: bool
+    steps: list[CompositionStep]
+    created_at: str
+    updated_at: str
+
+
+class CompositionVersion(_Model):
+    """One version of a composition (every one startable)."""
+
+    version: int
+    workflow_type: str
+    created_at: str
+
+
+class CompositionDetail(Composition):
+    """A composition with every version, newest first."""
+
+    versions: list[CompositionVersion]
+
+
+class Entitlement(_Model):
+    """What a payments chain granted a subject."""
+
+    entitlement_uuid: str
+    subject: str
+    source_event_id: str
+    event_type: str
+    object_id: str | None
+    event_metadata: dict[str, Any]
+    workflow_id: str
+    granted_at: str
+
+
+class EntitlementPage(_Model):
+    """One page of entitlements; pass ``next_cursor`` back as ``cursor`` for the next."""
+
+    entitlements: list[Entitlement]
+    next_cursor: str | None
+
+
+class App(_Model):
+    """An end-user sign-in app (provisioned by identity.app.provision)."""
+
+    client_key: str
+    client_uuid: str
+    name: str
+    redirect_uris: list[str]
+    created_at: str
+    updated_at: str
+
+
 class TransitionEvent(_Model):
     """A stream event: the run moved (``seq`` is the event id)."""
 

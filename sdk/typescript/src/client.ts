@@ -1,5 +1,9 @@
+import { AppsManager } from './managers/apps.js';
 import { CatalogManager } from './managers/catalog.js';
+import { CompositionsManager } from './managers/compositions.js';
 import { ConnectionsManager, PluginsManager } from './managers/connections.js';
+import { EntitlementsManager } from './managers/entitlements.js';
+import { HooksManager } from './managers/hooks.js';
 import { SchedulesManager } from './managers/schedules.js';
 import { WorkflowsManager } from './managers/workflows.js';
 import { type ClientOptions, Transport } from './transport.js';
@@ -18,6 +22,10 @@ export class WorkflowEngine {
   readonly plugins: PluginsManager;
   readonly connections: ConnectionsManager;
   readonly schedules: SchedulesManager;
+  readonly hooks: HooksManager;
+  readonly compositions: CompositionsManager;
+  readonly entitlements: EntitlementsManager;
+  readonly apps: AppsManager;
   private readonly transport: Transport;
 
   constructor(options: ClientOptions) {
@@ -27,6 +35,10 @@ export class WorkflowEngine {
     this.plugins = new PluginsManager(this.transport);
     this.connections = new ConnectionsManager(this.transport);
     this.schedules = new SchedulesManager(this.transport);
+    this.hooks = new HooksManager(this.transport);
+    this.compositions = new CompositionsManager(this.transport);
+    this.entitlements = new EntitlementsManager(this.transport);
+    this.apps = new AppsManager(this.transport);
   }
 
   /** Who the token is (GET /auth/me). */

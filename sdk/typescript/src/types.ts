@@ -153,3 +153,123 @@ export interface ScheduleTriggered {
   schedule_id: string;
   triggered: boolean;
 }
+
+export type HookSecretSource = 'generated' | 'secret_ref';
+export interface HookEndpoint {
+  endpoint_uuid: string;
+  name: string;
+  target_url: string;
+  /** POST events here, without a bearer token. */
+  ingress_url: string;
+  secret_source: HookSecretSource;
+  secret_ref: string | null;
+  state: string;
+  created_at: string;
+}
+export interface HookEndpointInput {
+  /** Unique in the organization. */
+  name: string;
+  /** https unless the host is in ALLOW_HTTP_HOSTS; no non-public address outside OUTBOUND_ALLOW. */
+  target_url: string;
+  /** `<connection_uuid>/<secret_name>`: a string secret of a connection becomes the signing secret. */
+  secret_ref?: string;
+}
+export interface HookEndpointCreated extends HookEndpoint {
+  /** Shown once, here: the API never returns it again. Absent when the secret came from `secret_ref`. */
+  signing_secret?: string;
+}
+export interface HookSecretRotated extends HookEndpoint {
+  /** The new secret, shown once, here: the API never returns it again. */
+  signing_secret: string;
+}
+export type HookEventState = 'pending' | 'delivered' | 'acknowledged' | 'expired';
+export interface HookDeliveryAttempt {
+  at: string;
+  status_code: number | null;
+  latency_ms: number;
+  error?: string;
+}
+export interface HookEvent {
+  event_uuid: string;
+  endpoint_uuid: string;
+  state: HookEventState;
+  /** As received. */
+  body: string;
+  headers: Record<string, string>;
+  received_at: string;
+  delivered_at: string | null;
+  acknowledged_at: string | null;
+  expired_at: string | null;
+  attempts: HookDeliveryAttempt[];
+}
+export interface HookEventReplayed {
+  event_uuid: string;
+  /** The hook.replay-event run delivering it. */
+  workflow_id: string;
+}
+
+/** Where a step's input field comes from. */
+export type CompositionMapping = { from: 'input'; name: string } | { from: 'step'; step: string; field: string } | { const: unknown };
+export interface CompositionStep {
+  /** Lower-case letter then up to 62 lower-case letters, digits or _. */
+  id: string;
+  /** A built-in workflow type, or "route". */
+  workflow_type: string;
+  inputs?: Record<string, CompositionMapping>;
+}
+export interface CompositionInput {
+  name: string;
+  steps: CompositionStep[];
+  exposed_to_end_users?: boolean;
+}
+export interface CompositionCreated {
+  composition_uuid: string;
+  version: number;
+  /** `virtual.<composition_uuid>@<version>`: start it with `engine.workflows.start`. */
+  workflow_type: string;
+  /** JSON Schema of the free inputs (those mapped `{ from: 'input' }`). */
+  input_schema: Record<string, unknown>;
+}
+export interface Composition extends CompositionCreated {
+  name: string;
+  exposed_to_end_users: boolean;
+  steps: Array<Required<CompositionStep>>;
+  created_at: string;
+  updated_at: string;
+}
+export interface CompositionDetail extends Composition {
+  /** Newest first; every one startable. */
+  versions: Array<{ version: number; workflow_type: string; created_at: string }>;
+}
+
+export interface Entitlement {
+  entitlement_uuid: string;
+  subject: string;
+  source_event_id: string;
+  event_type: string;
+  object_id: string | null;
+  event_metadata: Record<string, unknown>;
+  workflow_id: string;
+  granted_at: string;
+}
+export interface EntitlementFilters {
+  /** Only this subject (client_reference_id or customer_id of the payment). */
+  subject?: string;
+  /** Page size, 1–100 (API default 20). */
+  limit?: number;
+  cursor?: string;
+}
+export interface EntitlementPage {
+  entitlements: Entitlement[];
+  next_cursor: string | null;
+}
+
+/** An end-user sign-in app (identity.app.provision). */
+export interface App {
+  client_key: string;
+  client_uuid: string;
+  name: string;
+  redirect_uris: string[];
+  created_at: string;
+  updated_at: string;
+}
