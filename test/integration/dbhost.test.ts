@@ -1,11 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { createDataConverter, EncryptionCodec } from '../../activities/payload-codec';
 import { dbhostEndpointsList, dbhostOperationsWait, TASK_QUEUE, type EngineWorkflowInput } from '../../workflows';
 import { DBHOST_VALID_TOKEN, type DbhostCall, doubleEndpoints } from '../doubles/dbhost-double';
-import { api, control, payloadsIn, readStream, secretLeaks, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
+import { api, control, freshOrgToken, payloadsIn, readStream, secretLeaks, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
 import { waitFor } from '../support/ports';
 
 /**
@@ -142,11 +140,7 @@ describe('database-host workflow types', () => {
 
     beforeAll(() => {
       // A fresh organization: no connections (its prerequisites are unmet) and its run list is what this block started.
-      const env = { ...process.env, PORT: '0' } as NodeJS.ProcessEnv;
-      if (process.env.TEST_DATABASE_URL) env.DATABASE_URL = process.env.TEST_DATABASE_URL;
-      else env.DATA_DIR = path.join(process.env.TEST_WORK_DIR!, 'data');
-      const out = execFileSync(process.execPath, ['dist/src/cli.js', 'org', 'create', uniqueId('dbhost-validation'), '--json'], { env, encoding: 'utf8' });
-      token = JSON.parse(out).token;
+      token = freshOrgToken('dbhost-validation');
     });
 
     const runCount = async () => (await api(`/api/workflows?limit=100`, { token })).body.runs.length as number;

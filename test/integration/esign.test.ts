@@ -1,8 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import { ESIGN_BODIES, ESIGN_RESOURCES, ESIGN_VALID_TOKEN } from '../doubles/esign-double';
-import { api, esignCalls, readStream, secretLeaks, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
+import { api, esignCalls, freshOrgToken, readStream, secretLeaks, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
 
 /**
  * The two e-signature workflow types end to end: through the real HTTP API,
@@ -374,14 +372,7 @@ describe('bad input is a 422 naming fields, and starts nothing', () => {
 
   beforeAll(() => {
     // A fresh organization, so its run lists are exactly what this block started.
-    const env = { ...process.env, PORT: '0' } as NodeJS.ProcessEnv;
-    if (process.env.TEST_DATABASE_URL) env.DATABASE_URL = process.env.TEST_DATABASE_URL;
-    else env.DATA_DIR = path.join(process.env.TEST_WORK_DIR!, 'data');
-    const out = execFileSync(process.execPath, ['dist/src/cli.js', 'org', 'create', uniqueId('esign-validation'), '--json'], {
-      env,
-      encoding: 'utf8',
-    });
-    token = JSON.parse(out).token;
+    token = freshOrgToken('esign-validation');
   });
 
   async function runCount(type: string): Promise<number> {

@@ -1,8 +1,8 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
-import { stackEnv, uniqueId } from '../support/api';
+import { freshOrgToken, stackEnv, uniqueId } from '../support/api';
 import { ExtraApi } from '../support/extra-api';
 import { outboundAllowFor } from '../support/outbound';
 
@@ -29,15 +29,6 @@ const limited = new ExtraApi({
   OUTBOUND_ALLOW: outboundAllowFor(stackEnv.esignUrl),
 });
 let env: NodeJS.ProcessEnv;
-
-/** A new organization on the stack, through the real CLI. */
-function freshOrgToken(name: string): string {
-  const cliEnv = { ...process.env, PORT: '0' } as NodeJS.ProcessEnv;
-  if (process.env.TEST_DATABASE_URL) cliEnv.DATABASE_URL = process.env.TEST_DATABASE_URL;
-  else cliEnv.DATA_DIR = path.join(process.env.TEST_WORK_DIR!, 'data');
-  const out = execFileSync(process.execPath, ['dist/src/cli.js', 'org', 'create', uniqueId(name), '--json'], { env: cliEnv, encoding: 'utf8' });
-  return JSON.parse(out).token;
-}
 
 beforeAll(async () => {
   await limited.start();

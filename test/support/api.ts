@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import type { Payload } from '@temporalio/common';
 import { createParser } from 'eventsource-parser';
 import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
@@ -165,6 +167,18 @@ export function secretLeaks(secrets: Record<string, string>, places: Array<[stri
 }
 
 export const uniqueId = (prefix: string) => `${prefix}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+
+/**
+ * The token of a new organization in the shared stack's database: for assertions about everything
+ * an organization sees (its run list, its catalog), which other suites must not add to.
+ */
+export function freshOrgToken(prefix: string): string {
+  const env = { ...process.env, PORT: '0' } as NodeJS.ProcessEnv;
+  if (process.env.TEST_DATABASE_URL) env.DATABASE_URL = process.env.TEST_DATABASE_URL;
+  else env.DATA_DIR = path.join(process.env.TEST_WORK_DIR!, 'data');
+  const out = execFileSync(process.execPath, ['dist/src/cli.js', 'org', 'create', uniqueId(prefix), '--json'], { env, encoding: 'utf8' });
+  return JSON.parse(out).token;
+}
 
 /** Input of an e-signature delete against the stack's double; `behaviour` picks the double's answer (see esign-double.ts). */
 export const esignDeleteInput = (behaviour: string) => ({
