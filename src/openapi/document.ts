@@ -418,7 +418,7 @@ function identityPaths() {
         security: [],
         requestBody: {
           required: true,
-          content: json(z.object({ code: z.string(), code_verifier: z.string().regex(/^[A-Za-z0-9._~-]{43,128}$/) }), 'input'),
+          content: json(z.object({ code: z.string().min(1), code_verifier: z.string().regex(/^[A-Za-z0-9._~-]{43,128}$/) }), 'input'),
         },
         responses: {
           ...ok(z.object({ token: z.string(), token_type: z.literal('Bearer'), expires_in: z.number().int() })),
@@ -739,9 +739,20 @@ export function buildOpenApiDocument() {
 
 const NO_NUL = '^[^\\u0000]*$';
 
+/** Something in a pattern, not escaped, that may match NUL: any character, a negated class, \S \W \D, NUL itself, or an alternative. */
+const MAY_MATCH_NUL = /(?:^|[^\\])(?:\\\\)*(?:\.|\[\^|\\[SWD0]|\\x00|\\u0000|\\c@|\|)/;
+
+/**
+ * Whether a pattern already rules NUL out: anchored at both ends, with only literals and classes
+ * that leave NUL out. Conservative: a pattern it cannot judge gets the NUL rule beside it.
+ */
+export function patternExcludesNul(pattern: string): boolean {
+  return pattern.startsWith('^') && /(?:^|[^\\])(?:\\\\)*\$$/.test(pattern) && !MAY_MATCH_NUL.test(pattern);
+}
+
 /**
  * Says in the request schemas what StorableTextPipe enforces about NUL: none in any string or key
- * (a string with a pattern of its own gets the rule through allOf). Its other rule, no lone
+ * (a string with a pattern of its own that may match NUL gets the rule through allOf). Its other rule, no lone
  * surrogate, stays out of the patterns: a regular expression only states it under the `u` flag,
  * which not every JSON Schema validator applies.
  */
@@ -751,8 +762,11 @@ function declareNoNul(operations: Record<string, any>) {
     if (node === null || typeof node !== 'object') return;
     const types = [node.type].flat();
     if (types.includes('string') && node.const === undefined && node.enum === undefined) {
+      // A second pattern beside one that already excludes NUL says nothing, and schemathesis can
+      // only generate for two patterns by filtering one's strings through the other.
+      const stated = node.pattern === NO_NUL || patternExcludesNul(node.pattern ?? '') || (node.allOf ?? []).some((s: { pattern?: string }) => s.pattern === NO_NUL);
       if (node.pattern === undefined) node.pattern = NO_NUL;
-      else if (node.pattern !== NO_NUL) node.allOf = [...(node.allOf ?? []), { pattern: NO_NUL }];
+      else if (!stated) node.allOf = [...(node.allOf ?? []), { pattern: NO_NUL }];
     }
     if ((types.includes('object') || node.properties) && node.additionalProperties !== false) node.propertyNames ??= { pattern: NO_NUL };
     for (const [key, child] of Object.entries(node)) if (key !== 'propertyNames') walk(child);

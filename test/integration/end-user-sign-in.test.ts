@@ -139,6 +139,20 @@ describe('an end user on the run API', () => {
     expect((await api('/api/auth/me', { token })).status).toBe(401);
   });
 
+  it("answers the token exchange's refusals in RFC 6749's shape, a body that is not JSON included", async () => {
+    const exchange = (body: string) =>
+      fetch(`${stackEnv.apiUrl}/api/auth/end-user/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    for (const [body, error] of [
+      ['"AAA"', 'invalid_request'],
+      ['{"code": ""}', 'invalid_request'],
+      [JSON.stringify({ code: 'never-issued', code_verifier: 'v'.repeat(43) }), 'invalid_grant'],
+    ]) {
+      const res = await exchange(body);
+      expect([body, res.status, res.headers.get('cache-control')]).toEqual([body, 400, 'no-store']);
+      expect(await res.json()).toEqual({ error, error_description: expect.any(String) });
+    }
+  });
+
   it('lists the organization its apps (org members only)', async () => {
     const res = await api('/api/apps');
     expect(res.status).toBe(200);
