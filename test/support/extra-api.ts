@@ -9,7 +9,7 @@ import { freePort, waitFor } from './ports';
 /**
  * A second API process (or API + worker) with its own settings, for suites that need a
  * configuration the shared stack must not have (a dead Temporal, tiny limits, traces).
- * On Postgres it shares the stack's database; on PGlite it gets its own.
+ * On Postgres it shares the stack's database and master key; on PGlite it gets its own.
  */
 export class ExtraApi {
   private child?: ChildProcess;
@@ -27,7 +27,9 @@ export class ExtraApi {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       LOG_LEVEL: 'info',
-      ENGINE_SECRET_KEY: randomBytes(32).toString('hex'),
+      // One database, one master key: what the stack sealed there (signing keys, connection
+      // secrets) the extra API must open, and the other way round.
+      ENGINE_SECRET_KEY: process.env.TEST_DATABASE_URL ? process.env.TEST_ENGINE_SECRET_KEY! : randomBytes(32).toString('hex'),
       ...overrides,
     };
     if (process.env.TEST_DATABASE_URL) {
