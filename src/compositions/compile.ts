@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { inputFields, isRequired, outputFields, planInputs, RESERVED_NAMES, type DefinitionLookup, type Plan } from '../../workflows/composition/plan';
 import { ROUTE, ROUTE_OUTPUT as ROUTE_FIELD } from '../../workflows/runtime/dag-plan';
-import type { WorkflowDefinition } from '../../workflows/runtime/definition';
+import { END_USER_FIELDS, type WorkflowDefinition } from '../../workflows/runtime/definition';
 import { jsonSchema } from '../catalog/json-schema';
 import type { FieldProblem } from '../common/api-error';
 import type { CompositionStep } from './composition-body';
@@ -54,7 +54,11 @@ function jsonFields(def: WorkflowDefinition) {
  * in dependency order (the order given, where the mappings allow it). Every problem is named by
  * the step's field path and, in its message, by the step's id.
  */
-export function compileComposition(steps: CompositionStep[], lookup: DefinitionLookup): { plan: Plan } | { problems: FieldProblem[] } {
+export function compileComposition(
+  steps: CompositionStep[],
+  lookup: DefinitionLookup,
+  exposedToEndUsers = false,
+): { plan: Plan } | { problems: FieldProblem[] } {
   const problems: FieldProblem[] = [];
   const problem = (field: string, rule: string, step: CompositionStep, message: string) =>
     problems.push({ field, rule, message: `step ${step.id}: ${message}` });
@@ -87,9 +91,15 @@ export function compileComposition(steps: CompositionStep[], lookup: DefinitionL
     }
     const targets = def ? inputFields(def) : undefined;
     const targetJson = def ? jsonFields(def).input : undefined;
+    const identityFields = targets ? Object.keys(END_USER_FIELDS).filter((f) => Object.hasOwn(targets, f)) : [];
+    if (exposedToEndUsers && identityFields.length) {
+      // The API pins these from the token only for the built-in type itself: in a composition they
+      // would come from whatever the end user sent.
+      problem(`steps.${i}.workflow_type`, 'end_user_identity', step, `${step.workflow_type} takes ${identityFields.join(' and ')} from an end user's token, so a composition exposed to end users cannot include it`);
+    }
     for (const [field, mapping] of Object.entries(step.inputs)) {
       const at = `steps.${i}.inputs.${field}`;
-      if (targets && !(field in targets)) {
+      if (targets && !Object.hasOwn(targets, field)) {
         problem(at, 'unknown_field', step, `${field} is not an input field of ${step.workflow_type}`);
         continue;
       }
@@ -112,7 +122,7 @@ export function compileComposition(steps: CompositionStep[], lookup: DefinitionL
       const sourceDef = defs[from];
       if (!sourceDef) continue; // a route step's outputs are its routed type's, known only when it runs
       const sourceJson = jsonFields(sourceDef).output;
-      if (!(mapping.field in outputFields(sourceDef))) {
+      if (!Object.hasOwn(outputFields(sourceDef), mapping.field)) {
         problem(at, 'unknown_field', step, `${mapping.field} is not an output field of step ${mapping.step} (${sourceDef.workflow_type})`);
         continue;
       }
@@ -146,7 +156,7 @@ export function compileComposition(steps: CompositionStep[], lookup: DefinitionL
 }
 
 function declaresRoute(def: WorkflowDefinition | undefined) {
-  return Boolean(def && ROUTE_FIELD in outputFields(def));
+  return Boolean(def && Object.hasOwn(outputFields(def), ROUTE_FIELD));
 }
 
 function findRouteSource(defs: Array<WorkflowDefinition | undefined>, before: number): number {

@@ -118,7 +118,7 @@ export class CompositionsService {
   }
 
   private compile(body: CompositionBody): Plan {
-    const compiled = compileComposition(body.steps, findDefinition);
+    const compiled = compileComposition(body.steps, findDefinition, body.exposed_to_end_users);
     if ('problems' in compiled) throw validationFailed(compiled.problems);
     return compiled.plan;
   }

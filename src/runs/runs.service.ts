@@ -12,7 +12,7 @@ import { idempotencyKeys, runs, transitions } from '../../db/schema';
 import { temporalStart } from '../../workflows/composition/definition';
 import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
 import { findDefinition } from '../../workflows/registry';
-import { initialState, type RunData, type WorkflowDefinition } from '../../workflows/runtime/definition';
+import { END_USER_FIELDS, initialState, type RunData, type WorkflowDefinition } from '../../workflows/runtime/definition';
 import { findTooDeep } from '../../workflows/runtime/json-walk';
 import { type EndUserPrincipal, isEndUser, type Principal } from '../auth/principal';
 import { CatalogService } from '../catalog/catalog.service';
@@ -356,15 +356,14 @@ export class RunsService {
 }
 
 /**
- * An end user's identity goes into the run as the engine says, whatever was sent: end_user_uuid
- * and client_uuid, for the types whose input has them.
+ * An end user's identity goes into the run as the engine says, whatever was sent, for the built-in
+ * types whose input has END_USER_FIELDS (a composition cannot expose such a type: compile.ts).
  */
 function pinEndUser(principal: Principal, body: StartBody): StartBody {
   if (!isEndUser(principal)) return body;
   const input = findDefinition(body.workflow_type)?.input;
   if (!(input instanceof z.ZodObject)) return body;
   const pinned: RunData = { ...body.initial_data };
-  if ('end_user_uuid' in input.shape) pinned.end_user_uuid = principal.user_id;
-  if ('client_uuid' in input.shape) pinned.client_uuid = principal.client_uuid;
+  for (const [field, claim] of Object.entries(END_USER_FIELDS)) if (Object.hasOwn(input.shape, field)) pinned[field] = principal[claim];
   return { ...body, initial_data: pinned };
 }

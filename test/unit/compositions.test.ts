@@ -101,9 +101,21 @@ describe('compileComposition', () => {
     ['a step id every composed run uses as an output', [{ ...info(), id: 'summary' }], 'steps.0.id', 'reserved'],
     ['a free input named like an output of every composed run', [info({ api_token: { from: 'input', name: 'status' } })], 'steps.0.inputs.api_token', 'reserved'],
     ['a route step after steps that name no route', [info(), { id: 'r', workflow_type: 'route', inputs: {} }], 'steps.1.workflow_type', 'no_route_source'],
+    ['a mapping onto a name every object inherits', [info({ constructor: { const: 1 } })], 'steps.0.inputs.constructor', 'unknown_field'],
+    ['a mapping from a name every object inherits', [info(), del({ userid: { from: 'step', step: 'info', field: 'toString' } })], 'steps.1.inputs.userid', 'unknown_field'],
   ])('refuses %s, naming the step and field', (_what, list, field, rule) => {
     const cleaned = JSON.parse(JSON.stringify(list));
     expect(problemsOf(cleaned)).toContainEqual({ field, rule });
+  });
+
+  it('refuses, only when exposed to end users, a step whose type takes the end user from the token', () => {
+    const revoke = [{ id: 'revoke', workflow_type: 'identity.end-user.session.revoke', inputs: { end_user_uuid: { from: 'input', name: 'who' } } }];
+    const exposed = compileComposition(steps(revoke), lookup, true);
+    expect('problems' in exposed && exposed.problems).toEqual([
+      expect.objectContaining({ field: 'steps.0.workflow_type', rule: 'end_user_identity', message: expect.stringContaining('end_user_uuid') }),
+    ]);
+    expect(compileComposition(steps(revoke), lookup, false)).toHaveProperty('plan');
+    expect(compileComposition(steps([info(), del()]), lookup, true)).toHaveProperty('plan');
   });
 
   it('names the step in every message', () => {

@@ -57,6 +57,9 @@ export type ActionHandler = (data: RunData, ctx: StepContext) => Promise<StepRes
 /** Which timestamp/action field a type's outputs carry besides the common failure fields. */
 export type FailureStamp = 'failed_at' | 'failed_action';
 
+/** Input fields the API sets from an end user's token when an end user starts the type, whatever was sent. */
+export const END_USER_FIELDS = { end_user_uuid: 'user_id', client_uuid: 'client_uuid' } as const;
+
 export interface WorkflowDefinition<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
   workflow_type: string;
   version: string;
@@ -66,6 +69,7 @@ export interface WorkflowDefinition<I extends z.ZodType = z.ZodType, O extends z
   output: O;
   states: Record<string, StateSpec>;
   transitions: TransitionSpec[];
+  /** Whether an end user's token may start it; END_USER_FIELDS in its input are then set from the token. */
   exposed_to_end_users: boolean;
   prerequisites: Prerequisite[];
   /** Input fields never shown in clear: replaced by "[redacted]" in outputs, history and projection. */
