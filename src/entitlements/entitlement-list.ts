@@ -2,7 +2,9 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Database } from '../../db/client';
 import { entitlements } from '../../db/schema';
-import { ApiError } from '../common/api-error';
+import { decodeTimeCursor, encodeTimeCursor } from '../common/time-cursor';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export const entitlementQuerySchema = z.strictObject({
   subject: z.string().min(1).max(255).optional().describe('Only this subject (client_reference_id or customer_id of the payment)'),
@@ -30,8 +32,8 @@ export async function listEntitlements(db: Database, organizationUuid: string, q
   const filters = [eq(entitlements.organizationUuid, organizationUuid)];
   if (q.subject) filters.push(eq(entitlements.subject, q.subject));
   if (q.cursor) {
-    const c = decodeCursor(q.cursor);
-    filters.push(sql`(${entitlements.grantedAt}, ${entitlements.entitlementUuid}) < (${c.grantedAt.toISOString()}::timestamptz, ${c.uuid})`);
+    const c = decodeTimeCursor(q.cursor, (id) => UUID.test(id));
+    filters.push(sql`(${entitlements.grantedAt}, ${entitlements.entitlementUuid}) < (${c.at.toISOString()}::timestamptz, ${c.id})`);
   }
   const rows = await db
     .select()
@@ -43,19 +45,6 @@ export async function listEntitlements(db: Database, organizationUuid: string, q
   const last = page[page.length - 1];
   return {
     entitlements: page.map(entitlementView),
-    next_cursor: rows.length > q.limit && last ? Buffer.from(`${last.grantedAt.toISOString()}|${last.entitlementUuid}`).toString('base64url') : null,
+    next_cursor: rows.length > q.limit && last ? encodeTimeCursor(last.grantedAt, last.entitlementUuid) : null,
   };
-}
-
-const CURSOR = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)\|([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
-
-/** Only what listEntitlements wrote: a granted_at as toISOString gives it and an entitlement uuid. */
-function decodeCursor(cursor: string): { grantedAt: Date; uuid: string } {
-  const match = CURSOR.exec(Buffer.from(cursor, 'base64url').toString());
-  const grantedAt = new Date(match?.[1] ?? NaN);
-  if (!match || Number.isNaN(grantedAt.getTime()) || grantedAt.toISOString() !== match[1]) {
-    const message = 'is not a next_cursor returned by this endpoint';
-    throw new ApiError(400, 'invalid_cursor', `cursor: ${message}`, [{ field: 'cursor', rule: 'invalid_cursor', message }]);
-  }
-  return { grantedAt, uuid: match[2] };
 }

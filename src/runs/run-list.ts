@@ -4,7 +4,7 @@ import type { Database } from '../../db/client';
 import { runs } from '../../db/schema';
 import { RUN_STATUSES } from '../../workflows/runtime/contract';
 import { findUnstorableText } from '../../workflows/runtime/storable-text';
-import { ApiError } from '../common/api-error';
+import { decodeTimeCursor, encodeTimeCursor } from '../common/time-cursor';
 import { runView } from './run-views';
 
 export const listQuerySchema = z.strictObject({
@@ -38,10 +38,10 @@ export function listRunsQuery(db: Database, organizationUuid: string, q: ListQue
   if (q.state_name) filters.push(eq(runs.stateName, q.state_name.toLowerCase()));
   if (q.schedule_id) filters.push(eq(runs.scheduleId, q.schedule_id));
   if (q.cursor) {
-    const c = decodeCursor(q.cursor);
+    const c = decodeTimeCursor(q.cursor, (id) => findUnstorableText(id) === undefined);
     // A row comparison is an index condition; the equivalent OR of two comparisons is only a
     // filter, which would read every row before the cursor again on each page.
-    filters.push(sql`(${runs.createdAt}, ${runs.workflowId}) < (${c.createdAt.toISOString()}::timestamptz, ${c.workflowId})`);
+    filters.push(sql`(${runs.createdAt}, ${runs.workflowId}) < (${c.at.toISOString()}::timestamptz, ${c.id})`);
   }
   return db
     .select()
@@ -57,31 +57,7 @@ export async function listRuns(db: Database, organizationUuid: string, q: ListQu
   const last = page[page.length - 1];
   return {
     runs: page.map(runView),
-    next_cursor: rows.length > q.limit && last ? encodeCursor(last.createdAt, last.workflowId) : null,
+    next_cursor: rows.length > q.limit && last ? encodeTimeCursor(last.createdAt, last.workflowId) : null,
   };
 }
 
-function encodeCursor(createdAt: Date, workflowId: string): string {
-  return Buffer.from(`${createdAt.toISOString()}|${workflowId}`).toString('base64url');
-}
-
-/** What encodeCursor writes: a run's created_at as toISOString gives it for years 0001 to 9999. */
-const CURSOR_TIME = /^(?!0000)\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-/**
- * Only what encodeCursor could have written: a forged time outside the years Postgres and
- * toISOString agree on (`-010000-…`, `+275760-…`, year 0) would otherwise reach the query.
- */
-function decodeCursor(cursor: string): { createdAt: Date; workflowId: string } {
-  const text = Buffer.from(cursor, 'base64url').toString();
-  const bar = text.indexOf('|');
-  const iso = text.slice(0, bar);
-  const workflowId = text.slice(bar + 1);
-  const createdAt = new Date(iso);
-  const isTime = CURSOR_TIME.test(iso) && !Number.isNaN(createdAt.getTime()) && createdAt.toISOString() === iso;
-  if (bar < 0 || !isTime || !workflowId || findUnstorableText(workflowId)) {
-    const message = 'is not a next_cursor returned by this endpoint';
-    throw new ApiError(400, 'invalid_cursor', `cursor: ${message}`, [{ field: 'cursor', rule: 'invalid_cursor', message }]);
-  }
-  return { createdAt, workflowId };
-}

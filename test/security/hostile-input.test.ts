@@ -115,14 +115,17 @@ describe('JSON nested far past the depth limit', () => {
 });
 
 describe('forged list cursors', () => {
+  const entitlementCursorAt = (time: string) => Buffer.from(`${time}|00000000-0000-4000-8000-000000000000`).toString('base64url');
   it.each([
     ['a year before 0001 (-010000-01-01)', '-010000-01-01T00:00:00.000Z'],
     ['the last day JavaScript can hold (+275760-09-13)', '+275760-09-13T00:00:00.000Z'],
     ['year 0000, which Postgres does not have', '0000-01-01T00:00:00.000Z'],
-  ])('a cursor dated %s: 400 invalid_cursor', async (_, time) => {
-    const res = await as(`/api/workflows?cursor=${cursorAt(time)}`);
-    expectRefused(res, 400, { field: 'cursor', rule: 'invalid_cursor' });
-    expect(res.body.error.code).toBe('invalid_cursor');
+  ])('a cursor dated %s: 400 invalid_cursor, for runs and entitlements', async (_, time) => {
+    for (const path of [`/api/workflows?cursor=${cursorAt(time)}`, `/api/entitlements?cursor=${entitlementCursorAt(time)}`]) {
+      const res = await as(path);
+      expectRefused(res, 400, { field: 'cursor', rule: 'invalid_cursor' });
+      expect(res.body.error.code).toBe('invalid_cursor');
+    }
   });
 });
 
