@@ -16,8 +16,6 @@ export interface DeliveryAttempt {
   error?: string;
 }
 
-export const EVENT_STATES = ['pending', 'delivered', 'acknowledged', 'expired'] as const;
-
 /** 32 random bytes; the whole string (prefix included) is the HMAC key. */
 export const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
 

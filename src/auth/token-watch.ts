@@ -1,6 +1,10 @@
-
 /** With the cache off every check is a database query: one a second per open stream at most. */
 export const RECHECK_FLOOR_MS = 1_000;
+
+/** What watching needs of a resolver: when its answer for a live token expires. */
+export interface TokenLookup {
+  resolve(token: string): Promise<{ expiresAt: number } | undefined>;
+}
 
 /**
  * For responses that outlive a request (streams): re-resolves `token` whenever the cache's answer
@@ -8,11 +12,6 @@ export const RECHECK_FLOOR_MS = 1_000;
  * revocation, the bound a new request has. A lookup that fails (the database away) is not a
  * revocation: it is tried again. Returns the function that stops watching.
  */
-/** What watching needs of a resolver: when its answer for a live token expires. */
-export interface TokenLookup {
-  resolve(token: string): Promise<{ expiresAt: number } | undefined>;
-}
-
 export function watchToken(tokens: TokenLookup, token: string, onRevoked: () => void): () => void {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;

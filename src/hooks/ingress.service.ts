@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { HookStore } from '../../activities/hooks/store';
+import { findUnstorableText } from '../../workflows/runtime/storable-text';
 import type { Principal } from '../auth/principal';
 import { ApiError, notFound, validationFailed } from '../common/api-error';
 import { HOOKS, LOGGER } from '../common/di';
@@ -58,7 +59,8 @@ export class IngressService {
     } catch {
       throw validationFailed([{ field: 'body', rule: 'utf8', message: 'must be UTF-8 text' }]);
     }
-    if (text.includes('\u0000')) throw validationFailed([{ field: 'body', rule: 'no_nul', message: 'must not contain NUL characters' }]);
+    const unstorable = findUnstorableText(text, ['body']);
+    if (unstorable) throw validationFailed([unstorable]);
     const kept = Object.fromEntries(KEPT_HEADERS.flatMap((h) => (typeof headers[h] === 'string' ? [[h, headers[h] as string]] : [])));
     const event = await this.store.insertEvent(endpoint, text, kept);
     this.runs.start(ingressPrincipal(endpoint.organizationUuid), { workflow_type: REPLAY_TYPE, initial_data: { event_uuid: event.eventUuid } }).catch((err) => {

@@ -18,18 +18,18 @@ export const listQuerySchema = z.strictObject({
 
 export type ListQuery = z.output<typeof listQuerySchema>;
 
-/**
- * One page of an organization's runs, newest first, plus one row to tell whether another page
- * follows. The order and the cursor predicate match the runs_org_*_created_idx indexes exactly
- * (db/schema.ts): a page is read in order off the index of one of its filters, never sorted, so
- * its cost does not grow with what the organization holds (a second filter is checked row by row).
- */
 /** An end user lists only the runs they started. */
 export interface RunOwner {
   endUserUuid: string;
   clientUuid: string;
 }
 
+/**
+ * One page of an organization's runs, newest first, plus one row to tell whether another page
+ * follows. The order and the cursor predicate match the runs_org_*_created_idx indexes exactly
+ * (db/schema.ts): a page is read in order off the index of one of its filters, never sorted, so
+ * its cost does not grow with what the organization holds (a second filter is checked row by row).
+ */
 export function listRunsQuery(db: Database, organizationUuid: string, q: ListQuery, owner?: RunOwner) {
   const filters = [eq(runs.organizationUuid, organizationUuid)];
   if (owner) filters.push(eq(runs.endUserUuid, owner.endUserUuid), eq(runs.clientUuid, owner.clientUuid));

@@ -1,13 +1,11 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { createDataConverter } from '../../activities/payload-codec';
 import { esignGetResourceInformation, TASK_QUEUE, type EngineWorkflowInput } from '../../workflows';
 import { findUnstorableText } from '../../workflows/runtime/storable-text';
-import { api, type ApiResponse, readStream, stackEnv, uniqueId, waitForTerminal } from '../support/api';
+import { api, type ApiResponse, freshOrg, readStream, stackEnv, uniqueId, waitForTerminal } from '../support/api';
 import { TEST_PROVIDER_HOST } from '../support/outbound';
 
 /**
@@ -21,13 +19,6 @@ jest.setTimeout(60_000);
 
 const RESOURCES = 'esign.resources.get-resource-information';
 const WELL_FORMED_MESSAGE = 'must be well-formed Unicode (no lone surrogate, U+D800 to U+DFFF without its pair)';
-
-function freshOrg(): { organization_uuid: string; token: string } {
-  const env = { ...process.env, PORT: '0' } as NodeJS.ProcessEnv;
-  if (process.env.TEST_DATABASE_URL) env.DATABASE_URL = process.env.TEST_DATABASE_URL;
-  else env.DATA_DIR = path.join(process.env.TEST_WORK_DIR!, 'data');
-  return JSON.parse(execFileSync(process.execPath, ['dist/src/cli.js', 'org', 'create', uniqueId('hostile'), '--json'], { env, encoding: 'utf8' }));
-}
 
 /** JSON text nested `levels` deep, written by hand: JSON.stringify itself recurses. */
 const deepObjects = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
@@ -52,7 +43,7 @@ const startBody = (initialData: string) => `{"workflow_type":"${RESOURCES}","ini
 const resourcesData = (extra: string) => `{"base_url":"https://esign.invalid/api",${extra}}`;
 
 beforeAll(() => {
-  org = freshOrg();
+  org = freshOrg('hostile');
 });
 
 afterAll(() => {
@@ -126,6 +117,16 @@ describe('forged list cursors', () => {
       expectRefused(res, 400, { field: 'cursor', rule: 'invalid_cursor' });
       expect(res.body.error.code).toBe('invalid_cursor');
     }
+  });
+});
+
+describe('a webhook body Postgres text cannot hold', () => {
+  it('a NUL character: 422 no_nul_character naming the body, no event stored', async () => {
+    const created = await as('/api/hooks/endpoints', { body: { name: uniqueId('nul'), target_url: `${stackEnv.esignUrl}/hook` } });
+    expect(created.status).toBe(201);
+    const res = await fetch(`${stackEnv.apiUrl}/api/hooks/r/${created.body.endpoint_uuid}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'a\u0000b' });
+    expectRefused({ status: res.status, body: await res.json(), headers: res.headers }, 422, { field: 'body', rule: 'no_nul_character' });
+    expect((await as(`/api/hooks/endpoints/${created.body.endpoint_uuid}/events`)).body.events).toEqual([]);
   });
 });
 

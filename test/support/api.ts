@@ -169,16 +169,17 @@ export function secretLeaks(secrets: Record<string, string>, places: Array<[stri
 export const uniqueId = (prefix: string) => `${prefix}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
 
 /**
- * The token of a new organization in the shared stack's database: for assertions about everything
+ * A new organization in the shared stack's database, and its token: for assertions about everything
  * an organization sees (its run list, its catalog), which other suites must not add to.
  */
-export function freshOrgToken(prefix: string): string {
+export function freshOrg(prefix: string): { organization_uuid: string; token: string } {
   const env = { ...process.env, PORT: '0' } as NodeJS.ProcessEnv;
   if (process.env.TEST_DATABASE_URL) env.DATABASE_URL = process.env.TEST_DATABASE_URL;
   else env.DATA_DIR = path.join(process.env.TEST_WORK_DIR!, 'data');
-  const out = execFileSync(process.execPath, ['dist/src/cli.js', 'org', 'create', uniqueId(prefix), '--json'], { env, encoding: 'utf8' });
-  return JSON.parse(out).token;
+  return JSON.parse(execFileSync(process.execPath, ['dist/src/cli.js', 'org', 'create', uniqueId(prefix), '--json'], { env, encoding: 'utf8' }));
 }
+
+export const freshOrgToken = (prefix: string): string => freshOrg(prefix).token;
 
 /** Input of an e-signature delete against the stack's double; `behaviour` picks the double's answer (see esign-double.ts). */
 export const esignDeleteInput = (behaviour: string) => ({
