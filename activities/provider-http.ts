@@ -119,10 +119,31 @@ function activityCancellation(): AbortSignal | undefined {
 }
 
 /** A cancelled run must not leave its provider call running until the time-out. */
-function callSignal(timeoutMs: number): AbortSignal {
+export function callSignal(timeoutMs: number): AbortSignal {
   const timeout = AbortSignal.timeout(timeoutMs);
   const cancelled = activityCancellation();
   return cancelled ? AbortSignal.any([timeout, cancelled]) : timeout;
+}
+
+export interface FetchFailure {
+  kind: 'outbound_policy' | 'timeout' | 'unreachable';
+  /** The cause's message when there is one: fetch's own says only "fetch failed". */
+  detail: string;
+}
+
+/**
+ * Why a fetch signalled with callSignal threw. The activity's cancellation is thrown on as it
+ * is: Temporal must see the activity cancelled, not a provider failure to record and retry.
+ */
+export function fetchFailure(err: unknown): FetchFailure {
+  const cancelled = activityCancellation();
+  if (cancelled?.aborted) throw cancelled.reason;
+  // By name, not instanceof: fetch's errors may come from another realm.
+  const cause = (err as { cause?: { name?: unknown; message?: unknown } })?.cause;
+  const detail = String(cause?.message ?? (err as Error)?.message);
+  if (cause?.name === 'OutboundPolicyError') return { kind: 'outbound_policy', detail };
+  const name = (err as { name?: unknown })?.name;
+  return { kind: name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : 'unreachable', detail };
 }
 
 /**
@@ -147,19 +168,13 @@ async function send(config: ProviderHttpConfig, request: ProviderRequest, scrub:
       }),
     );
   } catch (err) {
-    const cancelled = activityCancellation();
-    if (cancelled?.aborted) throw cancelled.reason;
-    // By name, not instanceof: fetch's errors may come from another realm.
-    const cause = (err as { cause?: { name?: unknown; message?: unknown } })?.cause;
-    if (cause?.name === 'OutboundPolicyError') {
-      throw ApplicationFailure.nonRetryable(`${request.provider} not called: ${String(cause.message)}`, 'outbound_policy');
-    }
-    const name = (err as { name?: unknown })?.name;
-    const timedOut = name === 'TimeoutError' || name === 'AbortError';
-    const message = timedOut
-      ? `${request.provider} did not answer within ${config.timeoutMs} ms`
-      : `${request.provider} unreachable: ${scrub.text(String((err as Error)?.message))}`;
-    throw providerFailure(ledger, false, message, timedOut ? 'timeout' : 'unreachable');
+    const { kind, detail } = fetchFailure(err);
+    if (kind === 'outbound_policy') throw ApplicationFailure.nonRetryable(`${request.provider} not called: ${detail}`, 'outbound_policy');
+    const message =
+      kind === 'timeout'
+        ? `${request.provider} did not answer within ${config.timeoutMs} ms`
+        : `${request.provider} unreachable: ${scrub.text(String((err as Error)?.message))}`;
+    throw providerFailure(ledger, false, message, kind);
   }
   const body = scrub.value(await readBody(res));
   if (res.ok) return { status_code: res.status, response: body };

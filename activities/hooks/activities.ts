@@ -1,8 +1,8 @@
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { fetch } from 'undici';
+import { type Dispatcher, fetch } from 'undici';
 import type { ConnectionStore } from '../connections';
-import { heartbeatWhileWaiting } from '../provider-http';
+import { currentLedger } from '../provider-attempts';
+import { callSignal, fetchFailure, heartbeatWhileWaiting } from '../provider-http';
 import { type DeliveryHttpConfig, deliverSigned } from './delivery';
 import { createEndpoint } from './endpoints';
 import { endpointView, type HookEndpointRow, type HookStore, ingressUrl } from './store';
@@ -11,28 +11,17 @@ import { type TargetPolicy, targetUrlProblem } from './target';
 export interface HookActivitiesConfig extends DeliveryHttpConfig, TargetPolicy {
   store: HookStore;
   connections: ConnectionStore;
+  /**
+   * For hook.receive-webhook's post to the ingress alone: the worker's also reaches PUBLIC_API_URL's
+   * origin, which `dispatcher` (deliveries) must refuse.
+   */
+  ingressDispatcher: Dispatcher;
 }
 
 const notFound = (what: string, type: string) => ApplicationFailure.nonRetryable(`${what} does not exist in this organization`, type);
 
 /** A 2xx is delivered; 5xx, 429 and no answer are worth another attempt; anything else is the target's final word. */
 const retryableStatus = (status: number) => status >= 500 || status === 429;
-
-function activityAttempt(): number {
-  try {
-    return Context.current().info.attempt;
-  } catch {
-    return 1;
-  }
-}
-
-function cancellation(): AbortSignal | undefined {
-  try {
-    return Context.current().cancellationSignal;
-  } catch {
-    return undefined;
-  }
-}
 
 export function createHookActivities(config: HookActivitiesConfig) {
   const { store } = config;
@@ -87,12 +76,11 @@ export function createHookActivities(config: HookActivitiesConfig) {
           body: JSON.stringify(req.test_event),
           headers: { 'content-type': 'application/json', 'user-agent': 'workflow-engine-hooks/1' },
           redirect: 'error',
-          signal: AbortSignal.timeout(config.timeoutMs),
-          dispatcher: config.dispatcher,
+          signal: callSignal(config.timeoutMs),
+          dispatcher: config.ingressDispatcher,
         });
       } catch (err) {
-        const cause = (err as { cause?: { message?: unknown } }).cause;
-        throw ApplicationFailure.retryable(`ingress unreachable: ${String(cause?.message ?? (err as Error).message)}`, 'ingress_unreachable');
+        throw ApplicationFailure.retryable(`ingress unreachable: ${fetchFailure(err).detail}`, 'ingress_unreachable');
       } finally {
         stopHeartbeat();
       }
@@ -127,7 +115,6 @@ export function createHookActivities(config: HookActivitiesConfig) {
         contentType: (event.headers as Record<string, string>)['content-type'] ?? 'application/json',
         secret: store.secretOf(endpoint),
         eventUuid: event.eventUuid,
-        signal: cancellation(),
       }).finally(stopHeartbeat);
       const status = outcome.status_code;
       const delivered = status !== null && status >= 200 && status < 300;
@@ -139,7 +126,7 @@ export function createHookActivities(config: HookActivitiesConfig) {
       const kept = { target_status: status, latency_ms: outcome.latency_ms };
       if (delivered) return { event_uuid: event.eventUuid, target_status: status, latency_ms: outcome.latency_ms, delivered_at: at };
       if (outcome.refused) throw ApplicationFailure.nonRetryable(`target not called: ${outcome.error}`, 'outbound_policy', kept);
-      if (status === null) throw ApplicationFailure.retryable(`target ${outcome.error} (attempt ${activityAttempt()})`, 'target_unreachable', kept);
+      if (status === null) throw ApplicationFailure.retryable(`target ${outcome.error} (attempt ${currentLedger().attempt})`, 'target_unreachable', kept);
       const message = `target answered HTTP ${status}`;
       if (retryableStatus(status)) throw ApplicationFailure.retryable(message, 'target_rejected', kept);
       throw ApplicationFailure.nonRetryable(message, 'target_rejected', kept);

@@ -64,8 +64,9 @@ function installRuntime(logger: Logger) {
 
 /**
  * OUTBOUND_ALLOW plus exactly the host:port of PUBLIC_API_URL, which hook.receive-webhook posts to:
- * the API's own port on loopback is reachable, no other port of it. Tenants' target_urls may not
- * name that origin (activities/hooks/target.ts), so only the engine's own calls use the entry.
+ * the API's own port on loopback is reachable, no other port of it. Only that activity's
+ * dispatcher has the entry: on the shared one, any provider call or hook delivery to a name
+ * resolving to the API's address would reach the API, past the target_url check on its origin.
  */
 function outboundAllowWithApi(config: AppConfig) {
   const api = new URL(config.publicApiUrl);
@@ -77,14 +78,21 @@ export function workerActivities(config: AppConfig, database: DatabaseHandle, co
   const http = {
     allowHttpHosts: config.allowHttpHosts,
     timeoutMs: config.providerTimeoutMs,
-    dispatcher: createOutboundDispatcher({ allow: outboundAllowWithApi(config) }),
+    dispatcher: createOutboundDispatcher({ allow: config.outboundAllow }),
   };
   return {
     ...createProjection(database.db),
     ...createEsignActivities({ ...http, defaultApiToken: config.esignApiToken, defaultApiBaseUrl: config.esignApiBaseUrl, connections }),
     ...createDbhostActivities({ ...http, connections }),
     ...createPaymentsActivities({ db: database.db, connections, toleranceSeconds: config.paymentsWebhookToleranceSeconds }),
-    ...createHookActivities({ ...http, outboundAllow: config.outboundAllow, publicApiUrl: config.publicApiUrl, store: hooks, connections }),
+    ...createHookActivities({
+      ...http,
+      ingressDispatcher: createOutboundDispatcher({ allow: outboundAllowWithApi(config) }),
+      outboundAllow: config.outboundAllow,
+      publicApiUrl: config.publicApiUrl,
+      store: hooks,
+      connections,
+    }),
     ...createHookPlanCheckActivities({ allowHttpHosts: config.allowHttpHosts, outboundAllow: config.outboundAllow, publicApiUrl: config.publicApiUrl, store: hooks, connections }),
     ...createIdentityActivities(database.db, config.identity.loginUrl),
   };

@@ -75,7 +75,8 @@ describe('record workflow histories', () => {
         ...createHookActivities({
           allowHttpHosts: ['127.0.0.1'],
           timeoutMs: 1_000,
-          dispatcher: dispatcherFor([hookTarget.url, ingress.url]),
+          dispatcher: dispatcherFor([hookTarget.url]),
+          ingressDispatcher: dispatcherFor([ingress.url]),
           outboundAllow: parseOutboundAllow(outboundAllowFor(hookTarget.url)),
           publicApiUrl: ingress.url,
           store: hookStore,

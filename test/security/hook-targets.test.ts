@@ -87,8 +87,9 @@ describe('target_url refused when the endpoint is created', () => {
     expect(await endpointCount()).toBe(0);
   });
 
-  // The worker may reach the API's own host:port (hook.receive-webhook posts there): that opens
-  // neither the API's origin as a target nor any other port of loopback.
+  // hook.receive-webhook's dispatcher alone may reach the API's own host:port (deliveries' refuses
+  // it: test/unit/hook-activities.test.ts): that opens neither the API's origin as a target nor
+  // any other port of loopback.
   it.each([
     ['the metadata address, in decimal', 'https://2852039166/latest/meta-data/', /link-local/],
     ['this service itself', `${stackEnv.apiUrl}/api/hooks/endpoints`, /must not point at this service/],

@@ -1,0 +1,178 @@
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { ConnectionStore } from '../../activities/connections';
+import { createHookActivities } from '../../activities/hooks/activities';
+import { type HookEndpointRow, HookStore } from '../../activities/hooks/store';
+import { parseOutboundAllow } from '../../activities/outbound-allow';
+import { SecretBox } from '../../activities/secret-box';
+import { type DatabaseHandle, openDatabase } from '../../db/client';
+import { loadConfig } from '../../src/config';
+import { workerActivities } from '../../src/worker/worker';
+import { dispatcherFor, outboundAllowFor } from '../support/outbound';
+
+/** A tenant's host name that resolves to the API's own address: the target_url check sees only the name. */
+const API_ALIAS = 'api-alias.example.test';
+
+jest.mock('node:dns/promises', () => {
+  const actual = jest.requireActual('node:dns/promises');
+  return {
+    ...actual,
+    lookup: (host: string, options: object) => (host === API_ALIAS ? Promise.resolve([{ address: '127.0.0.1', family: 4 }]) : actual.lookup(host, options)),
+  };
+});
+
+const ORG = 'org_hook_activities';
+
+interface Server {
+  url: string;
+  /** `METHOD path` of every request received. */
+  requests: string[];
+  close(): Promise<void>;
+}
+
+/** A loopback server; without `answer` it never answers, so a call to it waits until it is cancelled. */
+async function serve(answer?: (req: http.IncomingMessage, res: http.ServerResponse, body: string) => Promise<void>): Promise<Server> {
+  const requests: string[] = [];
+  const server = http.createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => void answer?.(req, res, body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+async function until(what: string, check: () => boolean) {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+let database: DatabaseHandle;
+let hooks: HookStore;
+let connections: ConnectionStore;
+
+beforeAll(async () => {
+  database = await openDatabase({});
+  await database.migrate();
+  hooks = new HookStore(database.db, SecretBox.derive(randomBytes(32), 'hook-secrets'));
+  connections = new ConnectionStore(database.db, SecretBox.derive(randomBytes(32), 'connections'));
+});
+afterAll(() => database.close());
+
+const endpoint = async (targetUrl: string): Promise<HookEndpointRow> =>
+  (await hooks.createEndpoint(ORG, { name: `e-${randomBytes(4).toString('hex')}`, targetUrl, secret: 'whsec_test', secretSource: 'generated' }))!;
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  const outcome = await promise.then(
+    (value) => ({ value }),
+    (err: unknown) => ({ err }),
+  );
+  if ('value' in outcome) throw new Error(`expected a rejection, got ${JSON.stringify(outcome.value)}`);
+  return outcome.err;
+}
+
+describe("the worker's activities and the API's own origin (PUBLIC_API_URL on loopback)", () => {
+  let api: Server;
+  let activities: ReturnType<typeof workerActivities>;
+
+  beforeAll(async () => {
+    // The ingress stand-in: stores what is posted to an endpoint, as the API's would.
+    api = await serve(async (req, res, body) => {
+      const uuid = /^\/api\/hooks\/r\/([^/?]+)$/.exec(req.url ?? '')?.[1];
+      const row = req.method === 'POST' && uuid ? await hooks.endpoint(ORG, uuid) : undefined;
+      if (!row) return void res.writeHead(404).end();
+      const event = await hooks.insertEvent(row, body, {});
+      res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ event_uuid: event.eventUuid }));
+    });
+    const config = loadConfig({ PUBLIC_API_URL: api.url, ALLOW_HTTP_HOSTS: `127.0.0.1,${API_ALIAS}`, PROVIDER_TIMEOUT_MS: '2000' });
+    activities = workerActivities(config, database, connections, hooks);
+  });
+  afterAll(() => api.close());
+
+  it('hook.receive-webhook posts to the ingress there', async () => {
+    const row = await endpoint('https://hooks.example.com/x');
+    const received = await activities.hookReceiveWebhook({ organization_uuid: ORG, endpoint_uuid: row.endpointUuid, test_event: { probe: true } });
+    expect(received).toMatchObject({ ingress_status: 202 });
+    expect(api.requests).toContain(`POST /api/hooks/r/${row.endpointUuid}`);
+  });
+
+  it('a provider call there is refused by the outbound policy, nothing sent', async () => {
+    const failure = await rejection(
+      activities.esignRequest({ organization_uuid: ORG, base_url: api.url, method: 'GET', path: '/api/hooks/endpoints', token_required: false }),
+    );
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ type: 'outbound_policy', nonRetryable: true });
+    expect(api.requests).not.toContain('GET /api/hooks/endpoints');
+  });
+
+  it('a delivery to a name resolving there is refused by the outbound policy, nothing sent', async () => {
+    const port = new URL(api.url).port;
+    const ingress = await endpoint('https://hooks.example.com/x');
+    const path = `/api/hooks/r/${ingress.endpointUuid}`;
+    const event = await hooks.insertEvent(await endpoint(`http://${API_ALIAS}:${port}${path}`), '{"loop":true}', { 'content-type': 'application/json' });
+    const failure = await rejection(activities.hookDeliverEvent({ organization_uuid: ORG, event_uuid: event.eventUuid }));
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ type: 'outbound_policy', nonRetryable: true });
+    expect(api.requests).not.toContain(`POST ${path}`);
+  });
+});
+
+describe('a hook activity cancelled while its call waits', () => {
+  let target: Server;
+  let ingress: Server;
+  let activities: ReturnType<typeof createHookActivities>;
+
+  beforeAll(async () => {
+    [target, ingress] = await Promise.all([serve(), serve()]);
+    activities = createHookActivities({
+      allowHttpHosts: ['127.0.0.1'],
+      timeoutMs: 30_000,
+      dispatcher: dispatcherFor([target.url]),
+      ingressDispatcher: dispatcherFor([ingress.url]),
+      outboundAllow: parseOutboundAllow(outboundAllowFor(target.url)),
+      publicApiUrl: ingress.url,
+      store: hooks,
+      connections,
+    });
+  });
+  afterAll(() => Promise.all([target.close(), ingress.close()]));
+
+  /** Runs the activity, cancels it once `server` has its request, and returns what it threw. */
+  async function cancelled(server: Server, run: (env: MockActivityEnvironment) => Promise<unknown>) {
+    const before = server.requests.length;
+    const env = new MockActivityEnvironment();
+    const outcome = rejection(run(env));
+    await until('the request', () => server.requests.length > before);
+    env.cancel();
+    return outcome;
+  }
+
+  it('a delivery throws the cancellation and records no attempt on the event', async () => {
+    const event = await hooks.insertEvent(await endpoint(`${target.url}/hook`), '{}', { 'content-type': 'application/json' });
+    const thrown = await cancelled(target, (env) => env.run(activities.hookDeliverEvent, { organization_uuid: ORG, event_uuid: event.eventUuid }));
+    expect(thrown).toBeInstanceOf(CancelledFailure);
+    expect((await hooks.event(ORG, event.eventUuid))!.attempts).toEqual([]);
+  });
+
+  it('hook.receive-webhook throws the cancellation, not waiting for its time-out', async () => {
+    const row = await endpoint('https://hooks.example.com/x');
+    const thrown = await cancelled(ingress, (env) =>
+      env.run(activities.hookReceiveWebhook, { organization_uuid: ORG, endpoint_uuid: row.endpointUuid, test_event: {} }),
+    );
+    expect(thrown).toBeInstanceOf(CancelledFailure);
+  });
+});
