@@ -27,6 +27,11 @@ export interface SignatureCheck {
   nowSeconds: number;
 }
 
+/** The v1 element: HMAC-SHA256 under the endpoint secret over `<t>.<payload>`. */
+export function v1Signature(secret: string, timestamp: string | number, payload: string | Buffer): Buffer {
+  return createHmac('sha256', secret).update(`${timestamp}.`).update(payload).digest();
+}
+
 const TIMESTAMP = /^\d{1,12}$/;
 const HEX_SIGNATURE = /^[0-9a-f]{64}$/;
 
@@ -58,7 +63,7 @@ export function verifySignature(check: SignatureCheck): number {
   }
   const payload = typeof check.payload === 'string' ? Buffer.from(check.payload, 'utf8') : check.payload;
   const matched = check.secrets.findIndex((secret) => {
-    const expected = createHmac('sha256', secret).update(`${timestamp}.`).update(payload).digest();
+    const expected = v1Signature(secret, timestamp, payload);
     // Every candidate is compared, so the time taken does not tell which one came close.
     return signatures.map((s) => timingSafeEqual(s, expected)).includes(true);
   });

@@ -1,5 +1,6 @@
-import { createHmac } from 'node:crypto';
 import { type Dispatcher, fetch } from 'undici';
+import { v1Signature } from '../payments-signature';
+import { callSignal, fetchFailure } from '../provider-http';
 
 export interface DeliveryHttpConfig {
   /** From createOutboundDispatcher: the outbound policy is enforced on the address each connection uses. */
@@ -16,24 +17,23 @@ export interface DeliveryOutcome {
   refused?: boolean;
 }
 
-/** `t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`, the scheme payment providers sign webhooks with. */
+/** `t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`, the scheme payment providers sign webhooks with (verifySignature checks it). */
 export function signatureHeader(secret: string, body: string, unixSeconds: number): string {
-  const v1 = createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex');
-  return `t=${unixSeconds},v1=${v1}`;
+  return `t=${unixSeconds},v1=${v1Signature(secret, unixSeconds, body).toString('hex')}`;
 }
 
 /**
  * POSTs a body, signed, and reports what came back. Redirects are not followed (a 3xx is the
  * answer), the answer's body is never read (so its size cannot matter), and an error's text is
- * kept without the URL's query, which may carry the receiver's own token.
+ * kept without the URL's query, which may carry the receiver's own token. The activity's
+ * cancellation is thrown, not reported: a cancelled delivery is no attempt of the target's.
  */
 export async function deliverSigned(
   config: DeliveryHttpConfig,
-  request: { url: string; body: string; contentType: string; secret: string; eventUuid: string; signal?: AbortSignal },
+  request: { url: string; body: string; contentType: string; secret: string; eventUuid: string },
 ): Promise<DeliveryOutcome> {
   const started = performance.now();
   const latency = () => Math.round(performance.now() - started);
-  const timeout = AbortSignal.timeout(config.timeoutMs);
   try {
     const res = await fetch(request.url, {
       method: 'POST',
@@ -45,19 +45,15 @@ export async function deliverSigned(
         'user-agent': 'workflow-engine-hooks/1',
       },
       redirect: 'manual',
-      signal: request.signal ? AbortSignal.any([timeout, request.signal]) : timeout,
+      signal: callSignal(config.timeoutMs),
       dispatcher: config.dispatcher,
     });
     await res.body?.cancel().catch(() => undefined);
     return { status_code: res.status, latency_ms: latency() };
   } catch (err) {
-    const cause = (err as { cause?: { name?: unknown; message?: unknown } })?.cause;
-    if (cause?.name === 'OutboundPolicyError') return { status_code: null, latency_ms: latency(), error: String(cause.message), refused: true };
-    const name = (err as { name?: unknown })?.name;
-    const error =
-      name === 'TimeoutError' || name === 'AbortError'
-        ? `no answer within ${config.timeoutMs} ms`
-        : `unreachable: ${String(cause?.message ?? (err as Error)?.message)}`;
+    const { kind, detail } = fetchFailure(err);
+    if (kind === 'outbound_policy') return { status_code: null, latency_ms: latency(), error: detail, refused: true };
+    const error = kind === 'timeout' ? `no answer within ${config.timeoutMs} ms` : `unreachable: ${detail}`;
     return { status_code: null, latency_ms: latency(), error };
   }
 }

@@ -1,19 +1,19 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SignatureRefusal, verifySignature } from '../../activities/payments-signature';
 
 /**
- * The receiver's side of `Webhook-Signature: t=<unix>,v1=<hex>`, as the README shows it: the
- * HMAC-SHA256 of "<t>.<raw body>" under the signing secret, compared in constant time, with the
- * timestamp within a tolerance so an old delivery cannot be replayed.
+ * The receiver's side of `Webhook-Signature: t=<unix>,v1=<hex>`: the same check the payments
+ * ingress runs on a provider's deliveries (itself tested against the provider's own library).
  */
 export function verifyWebhookSignature(secret: string, header: string | undefined, rawBody: string, toleranceSeconds = 300): boolean {
-  const parts = Object.fromEntries((header ?? '').split(',').map((p) => p.split('=', 2) as [string, string]));
-  const t = Number(parts.t);
-  if (!Number.isInteger(t) || !parts.v1 || Math.abs(Date.now() / 1000 - t) > toleranceSeconds) return false;
-  const expected = createHmac('sha256', secret).update(`${t}.${rawBody}`).digest();
-  const given = Buffer.from(parts.v1, 'hex');
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  try {
+    verifySignature({ payload: rawBody, header, secrets: [secret], toleranceSeconds, nowSeconds: Math.floor(Date.now() / 1000) });
+    return true;
+  } catch (err) {
+    if (err instanceof SignatureRefusal) return false;
+    throw err;
+  }
 }
 
 export interface TargetRequest {
