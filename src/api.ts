@@ -57,7 +57,7 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
   app.use(HOOKS_PATH, ...rawHookBody);
   app.use('/api/hooks/r', ingressBody());
   app.use(json({ limit: deps.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
-  app.use(bodyParserErrors);
+  app.use(bodyParserErrors(new Set(['/api/auth/end-user/token'])));
   app.use(bodyDepthLimit(deps.config.limits.bodyMaxDepth));
   app.useStaticAssets(swaggerUiAssets(), { prefix: '/api/docs/assets' });
   return app;

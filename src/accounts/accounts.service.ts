@@ -10,7 +10,7 @@ import { CONFIG, DATABASE, LOGGER, MASTER_KEY } from '../common/di';
 import { loggableError } from '../common/loggable-error';
 import type { AppConfig } from '../config';
 import { appByClientKey, type IdentityApp } from '../identity/apps';
-import { createLoginSession, currentLoginSession, revokeLoginSession, sessionCookie } from '../identity/login-sessions';
+import { createLoginSession, currentLoginSession, LoginSessionCookie, revokeLoginSession } from '../identity/login-sessions';
 import type { Logger } from '../logger';
 import type { AuthorizeParams } from './authorize-params';
 import { Csrf } from './csrf';
@@ -42,6 +42,7 @@ export class AccountsService {
   readonly totp: TotpEnrolment;
   readonly challenge: TotpChallenge;
   readonly csrf: Csrf;
+  private readonly sessionCookie: LoginSessionCookie;
 
   constructor(
     @Inject(DATABASE) database: DatabaseHandle,
@@ -61,6 +62,7 @@ export class AccountsService {
     this.totp = new TotpEnrolment(this.db, SecretBox.derive(masterKey, 'end-user-totp'));
     this.challenge = new TotpChallenge(SecretBox.derive(masterKey, 'login-flow'));
     this.csrf = new Csrf(deriveKey(masterKey, 'login-csrf'), new URL(config.identity.loginUrl).protocol === 'https:');
+    this.sessionCookie = new LoginSessionCookie(config.identity.loginUrl);
   }
 
   get loginUrl() {
@@ -203,12 +205,12 @@ export class AccountsService {
       { end_user_uuid: user.endUserUuid, client_uuid: user.clientUuid, organization_uuid: user.organizationUuid },
       this.config.identity.loginSessionTtlS,
     );
-    return sessionCookie(session.sid, session.expires_at, this.config.identity.loginUrl);
+    return this.sessionCookie.serialize(session.sid, session.expires_at);
   }
 
   /** The end user whose login session cookie for this app the request carries. */
   async signedInUser(req: IncomingMessage, app: App): Promise<EndUser | undefined> {
-    const session = await currentLoginSession(this.db, req, app.clientUuid);
+    const session = await currentLoginSession(this.db, req, app.clientUuid, this.sessionCookie);
     return session && this.endUser(session.end_user_uuid);
   }
 

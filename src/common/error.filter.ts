@@ -28,23 +28,24 @@ interface BodyParserError {
   message?: string;
 }
 
-/** Token endpoints, whose 400s are RFC 6749's `{error, error_description}` (an OAuth client parses no other shape). */
-const OAUTH_ERROR_PATHS = new Set(['/api/auth/end-user/token']);
-
 /**
  * Body-parser failures happen before routing, where Nest would turn a JSON
  * syntax error into a generic 400: answer them here, in the same error shape.
+ * `oauthPaths` are token endpoints, whose 400s are RFC 6749's `{error, error_description}`
+ * (an OAuth client parses no other shape).
  */
-export function bodyParserErrors(err: BodyParserError, req: Request, res: Response, next: (err?: unknown) => void): void {
-  if (err?.type === 'entity.parse.failed' && OAUTH_ERROR_PATHS.has(req.path)) {
-    res.status(400).setHeader('Cache-Control', 'no-store').json({ error: 'invalid_request', error_description: 'request body is not valid JSON' });
-  } else if (err?.type === 'entity.parse.failed') {
-    res.status(400).json({ error: { code: 'malformed_json', message: 'request body is not valid JSON', details: null } });
-  } else if (err?.type === 'entity.too.large') {
-    res.status(413).json({ error: { code: 'payload_too_large', message: 'request body exceeds the size limit', details: null } });
-  } else {
-    next(err);
-  }
+export function bodyParserErrors(oauthPaths: ReadonlySet<string>) {
+  return (err: BodyParserError, req: Request, res: Response, next: (err?: unknown) => void): void => {
+    if (err?.type === 'entity.parse.failed' && oauthPaths.has(req.path)) {
+      res.status(400).setHeader('Cache-Control', 'no-store').json({ error: 'invalid_request', error_description: 'request body is not valid JSON' });
+    } else if (err?.type === 'entity.parse.failed') {
+      res.status(400).json({ error: { code: 'malformed_json', message: 'request body is not valid JSON', details: null } });
+    } else if (err?.type === 'entity.too.large') {
+      res.status(413).json({ error: { code: 'payload_too_large', message: 'request body exceeds the size limit', details: null } });
+    } else {
+      next(err);
+    }
+  };
 }
 
 /** A dependency down: the client should come back, and Retry-After says when. */

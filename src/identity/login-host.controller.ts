@@ -1,13 +1,14 @@
 import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { sendPage } from '../accounts/pages/respond';
+import { messagePage } from '../accounts/pages/views';
 import { CONFIG, DATABASE, IDENTITY } from '../common/di';
 import type { AppConfig } from '../config';
 import type { DatabaseHandle } from '../../db/client';
 import { appByClientKey, isRegisteredRedirect } from './apps';
 import { issueCode, OAuthError, pruneCodes, redeemCode, S256_CHALLENGE } from './authorization-codes';
-import { errorPage } from './error-page';
 import type { Identity } from './identity';
-import { currentLoginSession } from './login-sessions';
+import { currentLoginSession, LoginSessionCookie } from './login-sessions';
 
 /** What state and nonce may hold: they come back in the redirect and the ID token. */
 const MAX_ECHOED_LENGTH = 512;
@@ -31,6 +32,7 @@ function withParams(uri: string, params: Record<string, string | undefined>): st
 @Controller()
 export class LoginHostController {
   private readonly loginUrl: string;
+  private readonly sessionCookie: LoginSessionCookie;
 
   constructor(
     @Inject(IDENTITY) private readonly identity: Identity,
@@ -38,6 +40,7 @@ export class LoginHostController {
     @Inject(CONFIG) config: AppConfig,
   ) {
     this.loginUrl = config.identity.loginUrl;
+    this.sessionCookie = new LoginSessionCookie(this.loginUrl);
   }
 
   @Get('.well-known/openid-configuration')
@@ -73,16 +76,12 @@ export class LoginHostController {
     const clientKey = param(q, 'client_key') ?? param(q, 'client_id');
     const redirectUri = param(q, 'redirect_uri');
     const app = clientKey ? await appByClientKey(this.database.db, clientKey) : undefined;
+    // A page, never a redirect: nothing says where the browser may safely be sent back (RFC 6749 §4.1.2.1).
     if (!app) {
-      res.status(400).type('html').send(errorPage('Unknown app', 'This sign-in link names no app registered here (client_key).'));
-      return;
+      return sendPage(res, 400, messagePage('Unknown app', 'This sign-in link names no app registered here (client_key).'));
     }
     if (!redirectUri || !isRegisteredRedirect(app, redirectUri)) {
-      res
-        .status(400)
-        .type('html')
-        .send(errorPage('Invalid redirect', `redirect_uri is not one registered for ${app.name}; nothing was sent back to it.`));
-      return;
+      return sendPage(res, 400, messagePage('Invalid redirect', `redirect_uri is not one registered for ${app.name}; nothing was sent back to it.`));
     }
     const state = param(q, 'state')?.slice(0, MAX_ECHOED_LENGTH);
     const back = (params: Record<string, string | undefined>) =>
@@ -100,7 +99,7 @@ export class LoginHostController {
     if (param(q, 'code_challenge_method') !== 'S256' || !challenge || !S256_CHALLENGE.test(challenge)) {
       return back({ error: 'invalid_request', error_description: 'PKCE is required: code_challenge (43 base64url characters) with code_challenge_method=S256' });
     }
-    const session = await currentLoginSession(this.database.db, req, app.clientUuid);
+    const session = await currentLoginSession(this.database.db, req, app.clientUuid, this.sessionCookie);
     if (!session) {
       if (param(q, 'prompt') === 'none') return back({ error: 'login_required' });
       return res.redirect(302, this.signInUrl(q, app.clientKey));

@@ -4,6 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { json, urlencoded } from 'express';
 import pinoHttp from 'pino-http';
 import type { AppDependencies } from '../app.module';
+import { bodyParserErrors } from '../common/error.filter';
 import { NestPinoLogger } from '../nest-logger';
 import { appCors } from './app-cors';
 import { LoginHostModule } from './login-host.module';
@@ -28,5 +29,6 @@ export async function createLoginHost(deps: AppDependencies): Promise<INestAppli
   app.use(appCors(deps.identity.appOrigins, (path) => !['/token', '/jwks', '/.well-known/openid-configuration'].includes(path)));
   app.use(urlencoded({ extended: false, limit: '64kb' }));
   app.use(json({ limit: '64kb' }));
+  app.use(bodyParserErrors(new Set(['/token'])));
   return app;
 }

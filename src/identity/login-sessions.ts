@@ -9,8 +9,29 @@ import { loginSessions } from '../../db/schema';
  * Login sessions on the login host: a server-side row per session (so it can be revoked) behind
  * an HttpOnly cookie. The cookie holds a 256-bit secret; the row and the tokens carry only its
  * sha256, the public session id (`sid`), so that a token never lets anyone forge the cookie.
+ * This is the cookie's name on an http login host (development); see LoginSessionCookie.
  */
 export const SESSION_COOKIE = 'wes_login';
+
+/**
+ * The session cookie of one login host. On https it is `__Host-` prefixed, as the CSRF cookie
+ * (src/accounts/csrf.ts): browsers accept such a cookie only Secure, host-only and on Path=/, so a
+ * sibling subdomain cannot plant its own session on the login host (login fixation).
+ */
+export class LoginSessionCookie {
+  readonly name: string;
+  private readonly secure: boolean;
+
+  constructor(loginUrl: string) {
+    this.secure = new URL(loginUrl).protocol === 'https:';
+    this.name = this.secure ? `__Host-${SESSION_COOKIE}` : SESSION_COOKIE;
+  }
+
+  /** The Set-Cookie value for a session. */
+  serialize(secret: string, expiresAt: Date): string {
+    return serialize(this.name, secret, { httpOnly: true, secure: this.secure, sameSite: 'lax', path: '/', expires: expiresAt });
+  }
+}
 
 const DEFAULT_TTL_S = 7 * 24 * 3600;
 
@@ -29,8 +50,8 @@ export interface LoginSession extends LoginSessionRef {
 }
 
 /**
- * Starts a session; `sid` here is the cookie's secret (pass it to `sessionCookie`), never shown
- * anywhere else. The session's public id is `sessionIdOf(sid)`.
+ * Starts a session; `sid` here is the cookie's secret (pass it to `LoginSessionCookie.serialize`),
+ * never shown anywhere else. The session's public id is `sessionIdOf(sid)`.
  */
 export async function createLoginSession(
   db: Database,
@@ -49,25 +70,14 @@ export async function createLoginSession(
   return { sid: secret, expires_at: expiresAt };
 }
 
-/** The Set-Cookie value for a session (Secure when the login host is https). */
-export function sessionCookie(sid: string, expiresAt: Date, loginUrl: string): string {
-  return serialize(SESSION_COOKIE, sid, {
-    httpOnly: true,
-    secure: new URL(loginUrl).protocol === 'https:',
-    sameSite: 'lax',
-    path: '/',
-    expires: expiresAt,
-  });
-}
-
-/** The Set-Cookie value that removes the session cookie. */
-export function clearedSessionCookie(loginUrl: string): string {
-  return serialize(SESSION_COOKIE, '', { httpOnly: true, secure: new URL(loginUrl).protocol === 'https:', sameSite: 'lax', path: '/', expires: new Date(0) });
-}
-
 /** The live session the request's cookie names, for this app; undefined when none. */
-export async function currentLoginSession(db: Database, req: IncomingMessage, clientUuid: string): Promise<LoginSession | undefined> {
-  const secret = parseCookies(req.headers.cookie ?? '')[SESSION_COOKIE];
+export async function currentLoginSession(
+  db: Database,
+  req: IncomingMessage,
+  clientUuid: string,
+  cookie: LoginSessionCookie,
+): Promise<LoginSession | undefined> {
+  const secret = parseCookies(req.headers.cookie ?? '')[cookie.name];
   if (!secret || !secret.startsWith('ls_') || secret.length > 100) return undefined;
   return liveSession(db, sessionIdOf(secret), clientUuid);
 }

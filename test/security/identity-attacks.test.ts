@@ -128,6 +128,10 @@ describe('/authorize', () => {
     expect(res.status).toBe(400);
     expect(res.location).toBeNull();
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    // The hosted pages' headers: not framed, not sniffed, no script.
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
     expect(res.body).not.toContain('code=');
   };
 

@@ -143,3 +143,53 @@ describe('the login host', () => {
     expect(page.headers.get('access-control-allow-origin')).toBeNull();
   });
 });
+
+describe("the login host's errors", () => {
+  it("answers a token request whose body is not JSON in RFC 6749's shape", async () => {
+    for (const [type, body] of [
+      ['application/json', '{"grant_type": "authorization_code",'],
+      ['text/plain', 'grant_type=authorization_code'],
+    ]) {
+      const res = await fetch(`${h.loginUrl}/token`, { method: 'POST', headers: { 'content-type': type }, body });
+      expect([type, res.status, res.headers.get('cache-control')]).toEqual([type, 400, 'no-store']);
+      expect(await res.json()).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
+    }
+  });
+
+  it('answers an oversized body 413, before any route', async () => {
+    const res = await fetch(`${h.loginUrl}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `grant_type=authorization_code&code=${'x'.repeat(70_000)}`,
+    });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as any).error.code).toBe('payload_too_large');
+  });
+
+  /** /authorize with its first query failing as given. */
+  const failingAuthorize = async (error: Error) => {
+    const select = jest.spyOn(h.db, 'select').mockImplementationOnce(() => {
+      throw error;
+    });
+    try {
+      const res = await fetch(`${h.loginUrl}/authorize?client_id=${app.client_key}&redirect_uri=${encodeURIComponent(REDIRECT)}`, { redirect: 'manual' });
+      return { status: res.status, headers: res.headers, text: await res.text() };
+    } finally {
+      select.mockRestore();
+    }
+  };
+
+  it("answers a failing route in the engine's error shape, never with the error's message (a query's lists its bound values)", async () => {
+    const res = await failingAuthorize(new Error(`Failed query: select * from end_users where email = $1\nparams: ${user.email}`));
+    expect(res.status).toBe(500);
+    expect(JSON.parse(res.text)).toEqual({ error: { code: 'internal_error', message: 'internal error', details: null } });
+    expect(res.text).not.toContain(user.email);
+  });
+
+  it('answers 503 with Retry-After while the database is down', async () => {
+    const res = await failingAuthorize(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('5');
+    expect(JSON.parse(res.text).error.code).toBe('database_unavailable');
+  });
+});

@@ -1,5 +1,7 @@
+import type { IncomingMessage } from 'node:http';
+import type { Database } from '../../db/client';
 import { loadConfig } from '../../src/config';
-import { sessionCookie } from '../../src/identity/login-sessions';
+import { currentLoginSession, LoginSessionCookie } from '../../src/identity/login-sessions';
 import { looksLikeJwt } from '../../src/identity/end-user-tokens';
 import { redirectUriProblem } from '../../workflows/identity/common';
 
@@ -43,13 +45,27 @@ describe('login host configuration', () => {
 describe('the login session cookie', () => {
   const expires = new Date('2030-01-01T00:00:00Z');
 
-  it('is HttpOnly and SameSite=Lax, Secure only on an https login host', () => {
-    const plain = sessionCookie('ls_secret', expires, 'http://127.0.0.1:3001');
+  it('is HttpOnly and SameSite=Lax, neither Secure nor prefixed on an http login host', () => {
+    const plain = new LoginSessionCookie('http://127.0.0.1:3001').serialize('ls_secret', expires);
     expect(plain).toMatch(/^wes_login=ls_secret;/);
     expect(plain).toMatch(/HttpOnly/);
     expect(plain).toMatch(/SameSite=Lax/);
     expect(plain).not.toMatch(/Secure/);
-    expect(sessionCookie('ls_secret', expires, 'https://login.example.com')).toMatch(/Secure/);
+  });
+
+  it('is __Host- prefixed on an https login host: Secure, on Path=/ and without Domain, as the prefix requires', () => {
+    const secure = new LoginSessionCookie('https://login.example.com').serialize('ls_secret', expires);
+    expect(secure).toMatch(/^__Host-wes_login=ls_secret;/);
+    expect(secure).toMatch(/; Secure/);
+    expect(secure).toMatch(/; Path=\/(;|$)/);
+    expect(secure).not.toMatch(/Domain=/i);
+  });
+
+  it('on an https login host, ignores an unprefixed session cookie, which a sibling subdomain could plant', async () => {
+    const req = { headers: { cookie: 'wes_login=ls_planted' } } as IncomingMessage;
+    // Never queried: a lookup would throw on this empty object.
+    const db = {} as Database;
+    await expect(currentLoginSession(db, req, 'client', new LoginSessionCookie('https://login.example.com'))).resolves.toBeUndefined();
   });
 });
 
