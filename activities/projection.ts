@@ -37,7 +37,12 @@ export function createProjection(db: Database): ProjectionActivities {
       const e = storable(event);
       await db
         .insert(runs)
-        .values({ ...runRow(e, e.state_name), scheduleId: e.schedule_id ?? null })
+        .values({
+          ...runRow(e, e.state_name),
+          scheduleId: e.schedule_id ?? null,
+          endUserUuid: e.owner?.end_user_uuid ?? null,
+          clientUuid: e.owner?.client_uuid ?? null,
+        })
         .onConflictDoUpdate({
           target: runs.workflowId,
           set: {

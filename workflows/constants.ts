@@ -16,5 +16,11 @@ export const MEMO_WORKFLOW_TYPE = 'workflow_type';
 export const MEMO_SCHEDULE_ID = 'schedule_id';
 export const SCHEDULE_ID_PREFIX = 'sch_';
 
+/**
+ * Memo key under which an end user's run carries its owner ({ end_user_uuid, client_uuid }), so the
+ * workflow's own projection of its start writes the owner even when the API's registration did not.
+ */
+export const MEMO_END_USER = 'end_user';
+
 export const RUN_ID_PREFIX = 'wf_';
 export const ORGANIZATION_PREFIX = 'org_';

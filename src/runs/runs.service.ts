@@ -10,11 +10,11 @@ import { literalAddressProblem, outboundUrlProblem } from '../../activities/outb
 import type { DatabaseHandle } from '../../db/client';
 import { idempotencyKeys, runs, transitions } from '../../db/schema';
 import { temporalStart } from '../../workflows/composition/definition';
-import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
+import type { EngineWorkflowInput, FailedRunDetails, RunOwner } from '../../workflows/runtime/contract';
 import { findDefinition } from '../../workflows/registry';
 import { END_USER_FIELDS, initialState, type RunData, type WorkflowDefinition } from '../../workflows/runtime/definition';
 import { findTooDeep } from '../../workflows/runtime/json-walk';
-import { type EndUserPrincipal, isEndUser, type Principal } from '../auth/principal';
+import { isEndUser, type Principal } from '../auth/principal';
 import { CatalogService } from '../catalog/catalog.service';
 import { ApiError, type FieldProblem, notFound, validationFailed } from '../common/api-error';
 import { CONFIG, CONNECTIONS, DATABASE, TEMPORAL_CLIENTS } from '../common/di';
@@ -191,6 +191,7 @@ export class RunsService {
     const org = principal.organization_uuid;
     const state = initialState(def);
     const input: EngineWorkflowInput = { organization_uuid: org, initial_data: body.initial_data };
+    const owner = isEndUser(principal) ? { end_user_uuid: principal.user_id, client_uuid: principal.client_uuid } : undefined;
     // With the database down (the token may come from the cache) refuse before anything starts,
     // rather than answer 503 about a run that is executing.
     const down = await databaseDown;
@@ -198,7 +199,7 @@ export class RunsService {
     try {
       const { workflowType, args } = temporalStart(def, input);
       await this.temporal.forOrganization(org).workflow.start(workflowType, {
-        ...engineStartOptions(def, org, state),
+        ...engineStartOptions(def, org, state, { owner }),
         workflowId,
         args,
       });
@@ -215,13 +216,13 @@ export class RunsService {
         state_name: state,
         attempt: 1,
         at: new Date().toISOString(),
+        owner,
       });
     } catch (err) {
       // The database went away after the ping: the run is started, and its workflow projects it
       // once the database answers. Saying 201 is the truth; a 503 would invite a duplicate start.
       if (!isDatabaseUnavailable(err)) throw err;
     }
-    if (isEndUser(principal)) await this.pinOwner(workflowId, principal);
     return startResult({ workflowId, stateName: state, isTerminal: false });
   }
 
@@ -231,14 +232,6 @@ export class RunsService {
       .from(runs)
       .where(and(eq(runs.workflowId, workflowId), eq(runs.organizationUuid, organizationUuid)));
     return rows[0];
-  }
-
-  /** The run belongs to the end user who started it: only they (and org members) read it. */
-  private async pinOwner(workflowId: string, principal: EndUserPrincipal) {
-    await this.db
-      .update(runs)
-      .set({ endUserUuid: principal.user_id, clientUuid: principal.client_uuid })
-      .where(eq(runs.workflowId, workflowId));
   }
 
   /** Another organization's run, or to an end user another user's, is reported exactly like a missing one. */
@@ -306,7 +299,7 @@ export class RunsService {
     try {
       const { workflowType, args } = temporalStart(def, input);
       await this.temporal.forOrganization(row.organizationUuid).workflow.start(workflowType, {
-        ...engineStartOptions(def, row.organizationUuid, details.checkpoint.state),
+        ...engineStartOptions(def, row.organizationUuid, details.checkpoint.state, { scheduleId: row.scheduleId ?? undefined, owner: ownerOf(row) }),
         workflowId,
         args,
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
@@ -366,4 +359,9 @@ function pinEndUser(principal: Principal, body: StartBody): StartBody {
   const pinned: RunData = { ...body.initial_data };
   for (const [field, claim] of Object.entries(END_USER_FIELDS)) if (Object.hasOwn(input.shape, field)) pinned[field] = principal[claim];
   return { ...body, initial_data: pinned };
+}
+
+/** The end user a run belongs to, as its memo carries it to a retry's execution. */
+function ownerOf(row: { endUserUuid: string | null; clientUuid: string | null }): RunOwner | undefined {
+  return row.endUserUuid && row.clientUuid ? { end_user_uuid: row.endUserUuid, client_uuid: row.clientUuid } : undefined;
 }

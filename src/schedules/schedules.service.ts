@@ -54,7 +54,7 @@ export class SchedulesService {
         scheduleId,
         spec: scheduleSpec(body),
         // Temporal appends the scheduled time to this id: every run gets its own wf_… id.
-        action: { type: 'startWorkflow', ...temporalStart(def, input), workflowId: newRunId(), ...engineStartOptions(def, org, initialState(def), scheduleId) },
+        action: { type: 'startWorkflow', ...temporalStart(def, input), workflowId: newRunId(), ...engineStartOptions(def, org, initialState(def), { scheduleId }) },
         policies: { overlap: overlapPolicy(body.overlap) },
         state: { paused: body.paused },
         // For operators filtering the Temporal UI's Schedules page, as they filter runs.

@@ -88,6 +88,19 @@ describe('state-machine runtime', () => {
     expect(started.filter((e) => e.workflow_id === 'wf_poll_ok')).toHaveLength(1);
   });
 
+  it("projects its start with the owner and schedule its memo carries, so the owner does not depend on the API's own write", async () => {
+    answers = { wf_owned: ['done'] };
+    const owner = { end_user_uuid: 'usr_owner', client_uuid: 'cli_owner' };
+    await env.client.workflow.execute('test.poller', {
+      taskQueue: 'runtime-test',
+      workflowId: 'wf_owned',
+      args: [{ organization_uuid: 'org_test', initial_data: { interval: 1, token: 't' } }],
+      memo: { end_user: owner, schedule_id: 'sch_owned' },
+    });
+    expect(started.find((e) => e.workflow_id === 'wf_owned')).toMatchObject({ owner, schedule_id: 'sch_owned' });
+    expect(started.find((e) => e.workflow_id === 'wf_poll_ok')?.owner).toBeUndefined();
+  });
+
   it('fails from a later state through the fail action, stamping the failure fields', async () => {
     answers = { 'wf_poll_boom': ['pending', 'explode'] };
     const error = await env.client.workflow

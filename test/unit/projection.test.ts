@@ -128,6 +128,17 @@ describe('projection on PGlite', () => {
     expect(run).toMatchObject({ status: 'RUNNING', attempt: 2, isTerminal: false, stateData: null, lastSeq: 1 });
   });
 
+  it("writes an end user's run with its owner, which neither a later start nor a retry's rewrites", async () => {
+    const projection = createProjection(database.db);
+    const owner = { end_user_uuid: 'usr_1', client_uuid: 'cli_1' };
+    const started = { ...identity, workflow_id: 'wf_owned', state_name: 'pending', at: new Date().toISOString(), owner };
+    await projection.projectRunStarted({ ...started, attempt: 1 });
+    await projection.projectRunStarted({ ...started, attempt: 2, owner: { end_user_uuid: 'usr_2', client_uuid: 'cli_2' } });
+    await projection.projectRunStarted({ ...started, attempt: 3, owner: undefined });
+    const [run] = await database.db.select().from(runs).where(eq(runs.workflowId, 'wf_owned'));
+    expect(run).toMatchObject({ endUserUuid: 'usr_1', clientUuid: 'cli_1', attempt: 3 });
+  });
+
   it('stores tokens as hashes and honours revocation', async () => {
     const org = await createOrganization(database.db, 'unit');
     expect(org.token).toMatch(/^wes_[A-Za-z0-9_-]{43}$/);

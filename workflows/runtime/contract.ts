@@ -49,9 +49,16 @@ export interface RunStartedEvent {
   at: string;
   /** The schedule whose action started the run (from the memo), for GET /workflows?schedule_id=. */
   schedule_id?: string;
+  /** The end user who started the run (from the memo); only they and the organization read it. */
+  owner?: RunOwner;
 }
 
-export interface TransitionEvent extends Omit<RunStartedEvent, 'state_name' | 'schedule_id'> {
+export interface RunOwner {
+  end_user_uuid: string;
+  client_uuid: string;
+}
+
+export interface TransitionEvent extends Omit<RunStartedEvent, 'state_name' | 'schedule_id' | 'owner'> {
   seq: number;
   from: string;
   to: string;

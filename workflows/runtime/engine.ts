@@ -10,8 +10,8 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { MEMO_SCHEDULE_ID, MEMO_WORKFLOW_TYPE, ORGANIZATION_PREFIX, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE } from '../constants';
-import { CANCELLED, type EngineWorkflowInput, type FailedRunDetails, type ProjectionActivities, type ResumePoint, type TerminalStatus } from './contract';
+import { MEMO_END_USER, MEMO_SCHEDULE_ID, MEMO_WORKFLOW_TYPE, ORGANIZATION_PREFIX, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE } from '../constants';
+import { CANCELLED, type EngineWorkflowInput, type FailedRunDetails, type ProjectionActivities, type ResumePoint, type RunOwner, type TerminalStatus } from './contract';
 import { findTransition, initialState, type RunData, type StepContext, type WorkflowDefinition } from './definition';
 import { classifyFailure, type ClassifiedFailure, projectionRejection, StepFailure } from './failure';
 import { fieldProblems } from './field-problems';
@@ -87,7 +87,8 @@ class Machine {
     const resume = this.input.resume;
     this.tagExecution();
     if (resume?.reason !== 'continue') {
-      const started = { ...this.identity(), state_name: this.state, at: nowIso(), schedule_id: scheduleIdOf(workflowInfo().memo) };
+      const memo = workflowInfo().memo;
+      const started = { ...this.identity(), state_name: this.state, at: nowIso(), schedule_id: scheduleIdOf(memo), owner: ownerOf(memo) };
       await CancellationScope.nonCancellable(() => projection.projectRunStarted(started));
     }
     if (!resume) {
@@ -342,6 +343,12 @@ class Machine {
 function scheduleIdOf(memo: Record<string, unknown> | undefined): string | undefined {
   const id = memo?.[MEMO_SCHEDULE_ID];
   return typeof id === 'string' ? id : undefined;
+}
+
+function ownerOf(memo: Record<string, unknown> | undefined): RunOwner | undefined {
+  const owner = memo?.[MEMO_END_USER] as Partial<RunOwner> | undefined;
+  if (typeof owner?.end_user_uuid !== 'string' || typeof owner.client_uuid !== 'string') return undefined;
+  return { end_user_uuid: owner.end_user_uuid, client_uuid: owner.client_uuid };
 }
 
 function nowIso(): string {
