@@ -9,14 +9,13 @@ import { absolutePath as swaggerUiAssets } from 'swagger-ui-dist';
 import { AppModule, type AppDependencies } from './app.module';
 import { bodyParserErrors } from './common/error.filter';
 import { requestRoute } from './common/request-route';
-import { ingressBody } from './hooks/ingress-body';
 import { appCors } from './identity/app-cors';
 import { bodyDepthLimit } from './limits/body-depth';
 import { methodNotAllowed } from './common/method-not-allowed';
 import { NestPinoLogger } from './nest-logger';
-import { HOOKS_PATH, rawHookBody } from './payments/raw-body';
 import { httpSpans } from './telemetry/http-spans';
 import { openApiDocument } from './openapi/document';
+import { rawBody } from './common/raw-body';
 
 /** Added when the response is done: routing has matched by then (the `req` serializer runs at the request's start). */
 const withRouteAndOrganization = (req: IncomingMessage, line: object) => ({
@@ -54,8 +53,7 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
   // preflights; the codec answers the Temporal UI's origins itself.
   app.use(appCors(deps.identity.appOrigins, (path) => path.startsWith('/api/temporal-codec')));
   app.use(methodNotAllowed(openApiDocument()));
-  app.use(HOOKS_PATH, ...rawHookBody);
-  app.use('/api/hooks/r', ingressBody());
+  app.use(['/api/hooks/payments', '/api/hooks/r'], rawBody(deps.config.bodyLimitBytes));
   app.use(json({ limit: deps.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(bodyParserErrors(new Set(['/api/auth/end-user/token'])));
   app.use(bodyDepthLimit(deps.config.limits.bodyMaxDepth));

@@ -1,6 +1,6 @@
 import { Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { Public } from '../auth/principal';
-import type { IngressRequest } from './ingress-body';
+import type { RawBodyRequest } from '../common/raw-body';
 import { IngressService } from './ingress.service';
 
 /** Public: whoever knows an endpoint's unguessable id may post to it, as webhook senders do. */
@@ -11,7 +11,7 @@ export class IngressController {
   @Public()
   @Post(':endpoint_uuid')
   @HttpCode(202)
-  receive(@Param('endpoint_uuid') endpointUuid: string, @Req() req: IngressRequest) {
+  receive(@Param('endpoint_uuid') endpointUuid: string, @Req() req: RawBodyRequest) {
     return this.ingress.receive(endpointUuid, req.rawBody ?? Buffer.alloc(0), req.headers);
   }
 }

@@ -13,8 +13,11 @@ import { AuthGuard } from '../auth/auth.guard';
 import type { Principal } from '../auth/principal';
 import { ApiError } from '../common/api-error';
 
-/** The public webhook ingress: no token, rate-limited per endpoint. */
-export const INGRESS_PATH = /^\/api\/hooks\/r\/[^/]+\/?$/;
+/** The public webhook ingress routes (generic and payments): no token, rate-limited per endpoint. */
+export const INGRESS_PATH = /^\/api\/hooks\/(r|payments)\/[^/]+\/?$/;
+
+/** The endpoint (or payments connection) an ingress request posts to, as its route names it. */
+export const ingressEndpoint = (params: Record<string, string | undefined>) => String(params.endpoint_uuid ?? params.connection_uuid).toLowerCase();
 
 /**
  * The one global guard: authenticate, then rate-limit by organization and by

@@ -6,7 +6,7 @@ import { AuthModule } from '../auth/auth.module';
 import type { Principal } from '../auth/principal';
 import { CONFIG } from '../common/di';
 import type { AppConfig } from '../config';
-import { AccessGuard, INGRESS_PATH } from './access.guard';
+import { AccessGuard, ingressEndpoint, INGRESS_PATH } from './access.guard';
 
 type Authed = Request & { principal: Principal };
 
@@ -47,7 +47,7 @@ const principal = (req: Request) => (req as Authed).principal;
           throttler('starts-token', limits.startsPerMinuteToken, 'start', (req) => principal(req).user_id),
           throttler('reads-org', limits.readsPerMinuteOrg, 'read', (req) => principal(req).organization_uuid),
           throttler('reads-token', limits.readsPerMinuteToken, 'read', (req) => principal(req).user_id),
-          throttler('ingress-endpoint', limits.ingressPerMinuteEndpoint, 'ingress', (req) => String(req.params.endpoint_uuid).toLowerCase()),
+          throttler('ingress-endpoint', limits.ingressPerMinuteEndpoint, 'ingress', (req) => ingressEndpoint(req.params)),
         ],
         generateKey: (_context, tracker, name) => `${name}:${tracker}`,
       }),

@@ -3,7 +3,7 @@ import type { Response } from 'express';
 import { Public } from '../auth/principal';
 import { StorableTextPipe } from '../common/storable-text.pipe';
 import { PaymentsIngressService } from './payments-ingress.service';
-import type { HookRequest } from './raw-body';
+import type { RawBodyRequest } from '../common/raw-body';
 
 /** The provider's endpoint for an organization's payments connection: authenticated by the signature alone. */
 @Controller('hooks/payments')
@@ -18,7 +18,7 @@ export class PaymentsIngressController {
     @Param('connection_uuid') connectionUuid: string,
     @Headers('stripe-signature') stripeSignature: string | undefined,
     @Headers('webhook-signature') webhookSignature: string | undefined,
-    @Req() req: HookRequest,
+    @Req() req: RawBodyRequest,
     @Res({ passthrough: true }) res: Response,
   ) {
     const answer = await this.ingress.receive(connectionUuid, req.rawBody ?? Buffer.alloc(0), stripeSignature ?? webhookSignature);

@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import type { ConnectionStore } from '../../activities/connections';
@@ -9,14 +8,12 @@ import { SignatureRefusal, verifySignature } from '../../activities/payments-sig
 import { createProjection } from '../../activities/projection';
 import type { DatabaseHandle } from '../../db/client';
 import { connections, paymentEvents, runs } from '../../db/schema';
-import type { EngineWorkflowInput } from '../../workflows/runtime/contract';
-import { temporalStart } from '../../workflows/composition/definition';
-import { initialState, type WorkflowDefinition } from '../../workflows/runtime/definition';
+import type { WorkflowDefinition } from '../../workflows/runtime/definition';
 import { CatalogService } from '../catalog/catalog.service';
 import { ApiError, notFound } from '../common/api-error';
 import { CONFIG, CONNECTIONS, DATABASE, TEMPORAL_CLIENTS } from '../common/di';
 import type { AppConfig } from '../config';
-import { engineStartOptions } from '../runs/start-options';
+import { launchRun } from '../runs/launch';
 import type { TemporalClients } from '../temporal-clients';
 import { chainWorkflowId, receiverWorkflowType } from './receiver-chain';
 
@@ -124,34 +121,14 @@ export class PaymentsIngressService {
     return rows.length > 0;
   }
 
-  /**
-   * Starts the receiver and registers the run before answering, so the workflow_id of a 202 is
-   * readable at once. False when a run with this id was started already (a concurrent delivery).
-   */
-  private async start(def: WorkflowDefinition, org: string, workflowId: string, initialData: Record<string, unknown>): Promise<boolean> {
-    const state = initialState(def);
-    const input: EngineWorkflowInput = { organization_uuid: org, initial_data: declaredInputs(def, initialData) };
-    const { workflowType, args } = temporalStart(def, input);
-    try {
-      await this.temporal.forOrganization(org).workflow.start(workflowType, {
-        ...engineStartOptions(def, org, state),
-        workflowId,
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        args,
-      });
-    } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
-      throw err;
-    }
-    await this.projection.projectRunStarted({
-      workflow_id: workflowId,
-      organization_uuid: org,
-      workflow_type: def.workflow_type,
-      version: def.version,
-      state_name: state,
-      attempt: 1,
-      at: new Date().toISOString(),
+  /** Registered before answering, so the workflow_id of a 202 is readable at once. False when a concurrent delivery started it. */
+  private start(def: WorkflowDefinition, org: string, workflowId: string, initialData: Record<string, unknown>): Promise<boolean> {
+    return launchRun(this.temporal, this.projection, {
+      def,
+      organizationUuid: org,
+      workflowId,
+      initialData: declaredInputs(def, initialData),
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
     });
-    return true;
   }
 }

@@ -18,7 +18,6 @@ import { isEndUser, type Principal } from '../auth/principal';
 import { CatalogService } from '../catalog/catalog.service';
 import { ApiError, type FieldProblem, notFound, validationFailed } from '../common/api-error';
 import { CONFIG, CONNECTIONS, DATABASE, TEMPORAL_CLIENTS } from '../common/di';
-import { isDatabaseUnavailable } from '../common/unavailable';
 import { zodProblems } from '../common/validation';
 import type { AppConfig } from '../config';
 import type { TemporalClients } from '../temporal-clients';
@@ -26,6 +25,7 @@ import { newRunId, requestHash } from './run-ids';
 import { type ListQuery, listRuns } from './run-list';
 import { runView, startResult, transitionView } from './run-views';
 import { IDEMPOTENCY_KEY, type StartBody } from './start-body';
+import { launchRun } from './launch';
 import { engineStartOptions } from './start-options';
 
 /** A type's declared idempotency input stands for the Idempotency-Key header a request left out. */
@@ -181,49 +181,21 @@ export class RunsService {
     if (problems.length) throw validationFailed(problems);
   }
 
-  /**
-   * Starts the execution, then registers the run so that it is readable the moment this returns.
-   * Registered only once Temporal has the run: the row never shows a run that did not start, and a
-   * request repeating an Idempotency-Key can take the row as proof that the run started. The
-   * workflow's own projectRunStarted writes the same row idempotently, in either order.
-   */
+  /** A concurrent request with the same Idempotency-Key may have started the run first: the same run. */
   private async launch(def: WorkflowDefinition, body: StartBody, principal: Principal, workflowId: string, databaseDown: Promise<unknown>) {
-    const org = principal.organization_uuid;
-    const state = initialState(def);
-    const input: EngineWorkflowInput = { organization_uuid: org, initial_data: body.initial_data };
-    const owner = isEndUser(principal) ? { end_user_uuid: principal.user_id, client_uuid: principal.client_uuid } : undefined;
     // With the database down (the token may come from the cache) refuse before anything starts,
     // rather than answer 503 about a run that is executing.
     const down = await databaseDown;
     if (down !== undefined) throw down;
-    try {
-      const { workflowType, args } = temporalStart(def, input);
-      await this.temporal.forOrganization(org).workflow.start(workflowType, {
-        ...engineStartOptions(def, org, state, { owner }),
-        workflowId,
-        args,
-      });
-    } catch (err) {
-      // A concurrent request with the same Idempotency-Key started it first: same run.
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    }
-    try {
-      await this.projection.projectRunStarted({
-        workflow_id: workflowId,
-        organization_uuid: org,
-        workflow_type: def.workflow_type,
-        version: def.version,
-        state_name: state,
-        attempt: 1,
-        at: new Date().toISOString(),
-        owner,
-      });
-    } catch (err) {
-      // The database went away after the ping: the run is started, and its workflow projects it
-      // once the database answers. Saying 201 is the truth; a 503 would invite a duplicate start.
-      if (!isDatabaseUnavailable(err)) throw err;
-    }
-    return startResult({ workflowId, stateName: state, isTerminal: false });
+    const owner = isEndUser(principal) ? { end_user_uuid: principal.user_id, client_uuid: principal.client_uuid } : undefined;
+    await launchRun(this.temporal, this.projection, {
+      def,
+      organizationUuid: principal.organization_uuid,
+      workflowId,
+      initialData: body.initial_data,
+      owner,
+    });
+    return startResult({ workflowId, stateName: initialState(def), isTerminal: false });
   }
 
   async findRun(workflowId: string, organizationUuid: string) {

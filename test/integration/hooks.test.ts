@@ -385,7 +385,7 @@ describe('the hook.* workflow types, each alone', () => {
 
 describe('the public ingress', () => {
   // Its own API process, on a dead Temporal: events are stored, their deliveries cannot start.
-  const extra = new ExtraApi({ TEMPORAL_ADDRESS: '127.0.0.1:1', RATE_LIMIT_INGRESS_PER_MINUTE_ENDPOINT: '2' });
+  const extra = new ExtraApi({ TEMPORAL_ADDRESS: '127.0.0.1:1', RATE_LIMIT_INGRESS_PER_MINUTE_ENDPOINT: '2', BODY_LIMIT_BYTES: '4096' });
   // A second process migrating a PGlite database of its own: on a loaded machine it may need
   // longer than ExtraApi's 30 s to listen.
   beforeAll(async () => {
@@ -416,6 +416,24 @@ describe('the public ingress', () => {
     expect((await ingress(two)).status).toBe(202);
     const events = await fetch(`${extra.url}/api/hooks/endpoints/${one}/events`, { headers: { authorization: `Bearer ${token}` } });
     expect(((await events.json()) as any).events.map((e: any) => e.state)).toEqual(['pending', 'pending']);
+  });
+
+  it('limits the payments ingress per connection the same way', async () => {
+    const connection = crypto.randomUUID();
+    const post = () => fetch(`${extra.url}/api/hooks/payments/${connection}`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(5_000) });
+    expect((await post()).status).toBe(404);
+    expect((await post()).status).toBe(404);
+    const limited = await post();
+    expect(limited.status).toBe(429);
+    expect(((await limited.json()) as any).error.details).toMatchObject({ scope: 'ingress-endpoint', limit: 2 });
+  });
+
+  it('refuses an ingress body over BODY_LIMIT_BYTES when an operator set it below 1 MiB (413), on both ingress routes', async () => {
+    const big = 'x'.repeat(5_000);
+    for (const route of ['r', 'payments']) {
+      const res = await fetch(`${extra.url}/api/hooks/${route}/${crypto.randomUUID()}`, { method: 'POST', body: big, signal: AbortSignal.timeout(5_000) });
+      expect(res.status).toBe(413);
+    }
   });
 });
 
