@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { and, eq } from 'drizzle-orm';
 import type { Database } from '../db/client';
@@ -17,23 +17,32 @@ export interface ProvisionedApp {
 /** The identity.* workflow types' database work (the worker runs these). */
 export function createIdentityActivities(db: Database, loginUrl: string) {
   return {
-    async provisionApp(req: { organization_uuid: string; name: string; redirect_uris: string[] }): Promise<ProvisionedApp> {
-      const clientUuid = randomUUID();
-      const clientKey = 'ck_' + randomBytes(16).toString('base64url');
-      const redirectUris = [...new Set(req.redirect_uris)];
-      await db.insert(identityApps).values({
-        clientUuid,
-        clientKey,
-        organizationUuid: req.organization_uuid,
-        name: req.name,
-        redirectUris,
-      });
+    /**
+     * One app per provision_key (the run's id): an attempt retried after its insert committed (a
+     * lost answer, a worker gone) answers with the app the first one created instead of a second app.
+     */
+    async provisionApp(req: { organization_uuid: string; provision_key: string; name: string; redirect_uris: string[] }): Promise<ProvisionedApp> {
+      const clientUuid = keyedUuid(`identity.app:${req.organization_uuid}:${req.provision_key}`);
+      await db
+        .insert(identityApps)
+        .values({
+          clientUuid,
+          clientKey: 'ck_' + randomBytes(16).toString('base64url'),
+          organizationUuid: req.organization_uuid,
+          name: req.name,
+          redirectUris: [...new Set(req.redirect_uris)],
+        })
+        .onConflictDoNothing({ target: identityApps.clientUuid });
+      const [app] = await db
+        .select()
+        .from(identityApps)
+        .where(and(eq(identityApps.clientUuid, clientUuid), eq(identityApps.organizationUuid, req.organization_uuid)));
       return {
-        client_key: clientKey,
-        client_uuid: clientUuid,
-        name: req.name,
-        redirect_uris: redirectUris,
-        integration: integrationOf(loginUrl, clientKey, redirectUris[0]),
+        client_key: app.clientKey,
+        client_uuid: app.clientUuid,
+        name: app.name,
+        redirect_uris: app.redirectUris,
+        integration: integrationOf(loginUrl, app.clientKey, app.redirectUris[0]),
       };
     },
 
@@ -69,3 +78,12 @@ export function createIdentityActivities(db: Database, loginUrl: string) {
 }
 
 export type IdentityActivities = ReturnType<typeof createIdentityActivities>;
+
+/** A UUID (RFC 9562 version 8, name-based) that is the same for the same name. */
+function keyedUuid(name: string): string {
+  const b = createHash('sha256').update(name).digest().subarray(0, 16);
+  b[6] = (b[6] & 0x0f) | 0x80;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const hex = b.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -51,7 +51,7 @@ export const appProvision = defineWorkflow({
   actions: {
     async execute(data, ctx) {
       const d = data as z.output<typeof input>;
-      const app = await identity.provisionApp({ organization_uuid: ctx.organization_uuid, name: d.name, redirect_uris: d.redirect_uris });
+      const app = await identity.provisionApp({ organization_uuid: ctx.organization_uuid, provision_key: ctx.workflow_id, name: d.name, redirect_uris: d.redirect_uris });
       return { patch: { ...app } };
     },
   },

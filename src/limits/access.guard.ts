@@ -17,7 +17,7 @@ import { ApiError } from '../common/api-error';
 export const INGRESS_PATH = /^\/api\/hooks\/(r|payments)\/[^/]+\/?$/;
 
 /** The endpoint (or payments connection) an ingress request posts to, as its route names it. */
-export const ingressEndpoint = (params: Record<string, string | undefined>) => String(params.endpoint_uuid ?? params.connection_uuid).toLowerCase();
+export const ingressEndpoint = (params: Record<string, unknown>) => String(params.endpoint_uuid ?? params.connection_uuid).toLowerCase();
 
 /**
  * The one global guard: authenticate, then rate-limit by organization and by

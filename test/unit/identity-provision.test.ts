@@ -1,0 +1,29 @@
+import { eq } from 'drizzle-orm';
+import { createIdentityActivities } from '../../activities/identity';
+import { type DatabaseHandle, openDatabase } from '../../db/client';
+import { identityApps } from '../../db/schema';
+
+describe('identity.app.provision activity on PGlite', () => {
+  let database: DatabaseHandle;
+  beforeAll(async () => {
+    database = await openDatabase({});
+    await database.migrate();
+  });
+  afterAll(() => database.close());
+
+  it('answers a retried attempt with the app the first attempt created, and keys apps by organization and run', async () => {
+    const activities = createIdentityActivities(database.db, 'http://127.0.0.1:4001');
+    const req = { organization_uuid: 'org_a', provision_key: 'wf_provision_1', name: 'Shop', redirect_uris: ['https://shop.example.com/cb'] };
+    const first = await activities.provisionApp(req);
+    const retried = await activities.provisionApp({ ...req, name: 'Shop (sent again)' });
+    expect(retried).toEqual(first);
+    expect(first.client_uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(await database.db.select().from(identityApps).where(eq(identityApps.organizationUuid, 'org_a'))).toHaveLength(1);
+
+    const otherRun = await activities.provisionApp({ ...req, provision_key: 'wf_provision_2' });
+    const otherOrg = await activities.provisionApp({ ...req, organization_uuid: 'org_b' });
+    const ids = new Set([first, otherRun, otherOrg].map((a) => a.client_uuid));
+    const keys = new Set([first, otherRun, otherOrg].map((a) => a.client_key));
+    expect([ids.size, keys.size]).toEqual([3, 3]);
+  });
+});
