@@ -3,10 +3,12 @@
  * do the same work on bare Temporal, and a 40-step Linear definition that
  * only the benchmark registers.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, upsertSearchAttributes } from '@temporalio/workflow';
 import { z } from 'zod';
 import type { EsignActivities } from '../activities/esign';
 import { esignActivityOptions } from '../workflows/esign/api-root';
+import { SA_STATE } from '../workflows/constants';
+import type { ProjectionActivities } from '../workflows/runtime/contract';
 import { ANY_STATE, defineWorkflow, type StateSpec, type TransitionSpec } from '../workflows/runtime/definition';
 import { makeWorkflow } from '../workflows/runtime/engine';
 
@@ -28,6 +30,24 @@ export async function bareEsignGet(input: { base_url: string }): Promise<unknown
 export async function bareSteps(input: { steps: number }): Promise<number> {
   let last = 0;
   for (let step = 1; step <= input.steps; step++) last = await benchStep({ step });
+  return last;
+}
+
+/** Run on the queue whose projection writes nothing: what a local activity per step costs, without its write. */
+const { projectTransition: emptyLocalActivity } = proxyLocalActivities<ProjectionActivities>({ startToCloseTimeout: '15s' });
+
+/**
+ * bareSteps plus, after each step, what the engine asks of Temporal per transition: a local
+ * activity (the projection's, writing nothing) and/or an upsert of the state search attribute.
+ * Splits the engine's overhead into Temporal's share and the engine's own.
+ */
+export async function bareStepsWith(input: { steps: number; local_activity: boolean; search_attribute: boolean }): Promise<number> {
+  let last = 0;
+  for (let step = 1; step <= input.steps; step++) {
+    last = await benchStep({ step });
+    if (input.local_activity) await emptyLocalActivity({} as Parameters<ProjectionActivities['projectTransition']>[0]);
+    if (input.search_attribute) upsertSearchAttributes([{ key: SA_STATE, value: `step_${step}` }]);
+  }
   return last;
 }
 
