@@ -31,10 +31,26 @@ export interface TemporalUiOptions {
   codecEndpoint: string;
 }
 
+/** How often a start whose ports were taken is tried again, on fresh ports. */
+const PORT_ATTEMPTS = 3;
+
 /** A real Temporal dev server on free ports, in memory, with the engine's search attributes registered; headless unless ui is given. */
 export async function startTemporalDevServer(logFile: string, ui?: TemporalUiOptions): Promise<TemporalDevServer> {
   const binary = temporalBinary();
   if (!fs.existsSync(binary)) throw new Error(`${binary} missing: run scripts/bootstrap.sh`);
+  // A port free when picked may be some outgoing connection's local port by the time the server
+  // binds it (they come from the same ephemeral range): the server exits, and is started again.
+  for (let attempt = 1; ; attempt++) {
+    const logStart = fs.existsSync(logFile) ? fs.statSync(logFile).size : 0;
+    const server = await startOnce(binary, logFile, ui);
+    if (server) return server;
+    const logged = fs.readFileSync(logFile, 'utf8').slice(logStart);
+    if (attempt === PORT_ATTEMPTS || !logged.includes('address already in use')) throw new Error(`temporal exited at start; see ${logFile}`);
+  }
+}
+
+/** Undefined when the server exited before it answered. */
+async function startOnce(binary: string, logFile: string, ui?: TemporalUiOptions): Promise<TemporalDevServer | undefined> {
   const port = await freePort();
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn', ...devServerDynamicConfigArgs()];
   if (ui) args.push('--ui-port', String(ui.uiPort), '--ui-codec-endpoint', ui.codecEndpoint, '--ui-disable-news-fetch');
@@ -44,8 +60,8 @@ export async function startTemporalDevServer(logFile: string, ui?: TemporalUiOpt
   const log = fs.openSync(logFile, 'a');
   const child = spawn(binary, args, { stdio: ['ignore', log, log] });
   const address = `127.0.0.1:${port}`;
-  await waitFor('Temporal dev server', async () => {
-    if (child.exitCode !== null) throw new Error(`temporal exited with ${child.exitCode}; see ${logFile}`);
+  const up = await waitFor('Temporal dev server', async () => {
+    if (child.exitCode !== null) return false;
     const connection = await Connection.connect({ address, connectTimeout: 1_000 });
     try {
       await connection.healthService.check({});
@@ -54,6 +70,8 @@ export async function startTemporalDevServer(logFile: string, ui?: TemporalUiOpt
       await connection.close();
     }
   });
+  fs.closeSync(log);
+  if (!up) return undefined;
   return {
     address,
     process: child,
