@@ -292,7 +292,10 @@ export class AccountPagesController {
     const params = { client_key: pickAuthorizeParams(formOf(req)).client_key };
     const user = await this.sessionUser(req, res, params);
     if (!user) return;
-    await this.accounts.totp.remove(user);
-    sendPage(res, 200, totpStartPage({ params, csrf: this.csrfFor(req, res) }));
+    const ctx = { params, csrf: this.csrfFor(req, res) };
+    if ((await this.accounts.totp.remove(user, text(formOf(req), 'code'))) === 'invalid') {
+      return sendPage(res, 422, totpEnabledPage({ ...ctx, error: 'That code is not right. Enter the code your app shows now.' }));
+    }
+    sendPage(res, 200, totpStartPage(ctx));
   }
 }

@@ -10,7 +10,10 @@ export const registerBody = z.strictObject({ client_key: clientKey, email: email
 export const verifyEmailBody = z.strictObject({ token });
 export const passwordResetBody = z.strictObject({ client_key: clientKey, email: emailSchema });
 export const passwordResetCompleteBody = z.strictObject({ token, password: passwordSchema });
-export const totpConfirmBody = z.strictObject({ code: z.string().regex(/^\d{6}$/, 'must be 6 digits') });
+const totpCode = z.string().regex(/^\d{6}$/, 'must be 6 digits');
+export const totpConfirmBody = z.strictObject({ code: totpCode });
+/** The current code, required while TOTP is on; an unconfirmed enrolment is removed without one. */
+export const totpRemoveBody = z.strictObject({ code: totpCode.optional() });
 
 export const registered = z.object({ end_user_uuid: z.string(), email_verification: z.literal('sent') });
 export const emailVerified = z.object({ end_user_uuid: z.string(), email_verified: z.literal(true) });
@@ -24,3 +27,4 @@ export type VerifyEmailBody = z.infer<typeof verifyEmailBody>;
 export type PasswordResetBody = z.infer<typeof passwordResetBody>;
 export type PasswordResetCompleteBody = z.infer<typeof passwordResetCompleteBody>;
 export type TotpConfirmBody = z.infer<typeof totpConfirmBody>;
+export type TotpRemoveBody = z.infer<typeof totpRemoveBody>;

@@ -12,6 +12,8 @@ import {
   registerBody,
   type TotpConfirmBody,
   totpConfirmBody,
+  totpRemoveBody,
+  type TotpRemoveBody,
   type VerifyEmailBody,
   verifyEmailBody,
 } from './account-schemas';
@@ -87,7 +89,10 @@ export class AccountsController {
   @AllowEndUsers()
   @Delete('mfa/totp')
   @HttpCode(204)
-  async removeTotp(@CurrentEndUser() principal: EndUserPrincipal) {
-    await this.accounts.totp.remove(await this.accounts.requireEndUser(principal));
+  async removeTotp(@CurrentEndUser() principal: EndUserPrincipal, @Body({ schema: totpRemoveBody.optional() }) body: TotpRemoveBody | undefined) {
+    const result = await this.accounts.totp.remove(await this.accounts.requireEndUser(principal), body?.code);
+    if (result === 'invalid') {
+      throw validationFailed([{ field: 'code', rule: 'current_code', message: 'TOTP is on: removing it takes the current code (a code already used is not accepted again)' }]);
+    }
   }
 }

@@ -44,8 +44,14 @@ export class TotpEnrolment {
     return 'enabled';
   }
 
-  async remove(user: EndUser): Promise<void> {
+  /**
+   * TOTP that is on comes off only with a current code: a stolen session or end-user token alone
+   * cannot weaken the account's sign-in. An unconfirmed enrolment is dropped without one.
+   */
+  async remove(user: EndUser, code: unknown): Promise<'removed' | 'invalid'> {
+    if (user.totpConfirmedAt && !(await this.accept(user, code))) return 'invalid';
     await this.db.update(endUsers).set({ totpSecret: null, totpConfirmedAt: null }).where(eq(endUsers.endUserUuid, user.endUserUuid));
+    return 'removed';
   }
 
   /**

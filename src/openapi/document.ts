@@ -8,6 +8,7 @@ import {
   resetAccepted,
   resetCompleted,
   totpConfirmBody,
+  totpRemoveBody,
   totpEnabled,
   totpEnrolment,
   verifyEmailBody,
@@ -485,8 +486,9 @@ function endUserAccountPaths() {
       },
       delete: {
         operationId: 'removeEndUserTotp',
-        summary: 'Turn TOTP off for the signed-in end user (end-user token)',
-        responses: { '204': { description: 'TOTP removed' }, ...errors(403), ...authenticated },
+        summary: 'Turn TOTP off for the signed-in end user (end-user token): while it is on, with a current code',
+        requestBody: { required: false, content: json(totpRemoveBody, 'input') },
+        responses: { '204': { description: 'TOTP removed' }, ...withBody, ...errors(403, 422), ...authenticated },
       },
     },
     '/api/auth/end-user/mfa/totp/confirm': {

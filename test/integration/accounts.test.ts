@@ -292,9 +292,22 @@ describe('TOTP', () => {
     expect(replayed.status).toBe(400);
     expect(replay.cookies.has('wes_login')).toBe(false);
 
-    expect((await api('/api/auth/end-user/mfa/totp', { method: 'DELETE', token })).status).toBe(204);
-    const { answer: plain } = await signIn(new Browser(), email, PASSWORD);
-    expect(plain.status).toBe(302);
+  });
+
+  it('turns TOTP off through the JSON route only with a code not used before', async () => {
+    const email = await verifiedAccount();
+    const token = await endUserToken(new Browser(), email);
+    const enrol = await api('/api/auth/end-user/mfa/totp', { method: 'POST', token });
+    const used = totpCode(enrol.body.secret);
+    expect((await api('/api/auth/end-user/mfa/totp/confirm', { token, body: { code: used } })).status).toBe(200);
+    const bare = await api('/api/auth/end-user/mfa/totp', { method: 'DELETE', token });
+    expect(bare.status).toBe(422);
+    expect(bare.body.error.details[0]).toMatchObject({ field: 'code', rule: 'current_code' });
+    expect((await api('/api/auth/end-user/mfa/totp', { method: 'DELETE', token, body: { code: used } })).status).toBe(422);
+    expect((await signIn(new Browser(), email, PASSWORD)).answer.status).toBe(200);
+    const next = totpCode(enrol.body.secret, Date.now() + 30_000);
+    expect((await api('/api/auth/end-user/mfa/totp', { method: 'DELETE', token, body: { code: next } })).status).toBe(204);
+    expect((await signIn(new Browser(), email, PASSWORD)).answer.status).toBe(302);
   });
 
   it('enrols through the pages with the login session', async () => {
@@ -316,6 +329,21 @@ describe('TOTP', () => {
     const { answer } = await signIn(new Browser(), email, PASSWORD);
     expect(answer.status).toBe(200);
     expect(answer.body).toContain('action="/sign-in/totp"');
+
+    const noCode = await browser.submit(on.body, '/mfa/totp/remove', { code: totpCode(secret, Date.now() - 10 * 60_000) });
+    expect(noCode.status).toBe(422);
+    expect(noCode.body).toContain('Two-step verification is on');
+    const off = await browser.submit(noCode.body, '/mfa/totp/remove', { code: totpCode(secret, Date.now() + 30_000) });
+    expect(off.status).toBe(200);
+    expect((await signIn(new Browser(), email, PASSWORD)).answer.status).toBe(302);
+  });
+
+  it('drops an enrolment that was never confirmed without a code', async () => {
+    const email = await verifiedAccount();
+    const token = await endUserToken(new Browser(), email);
+    expect((await api('/api/auth/end-user/mfa/totp', { method: 'POST', token })).status).toBe(200);
+    expect((await api('/api/auth/end-user/mfa/totp', { method: 'DELETE', token })).status).toBe(204);
+    expect((await api('/api/auth/end-user/mfa/totp/confirm', { token, body: { code: '123456' } })).status).toBe(409);
   });
 });
 

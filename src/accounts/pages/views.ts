@@ -114,13 +114,15 @@ ${formFields(ctx)}<label for="code">The 6-digit code the app shows</label>
 </form>`,
   );
 
-export const totpEnabledPage = (ctx: FormContext & { note?: string }) =>
+export const totpEnabledPage = (ctx: FormContext & { note?: string; error?: string }) =>
   page(
     'Two-step verification is on',
-    html`${ctx.note ? html`<p role="status">${ctx.note}</p>` : ''}
+    html`${ctx.note ? html`<p role="status">${ctx.note}</p>` : ''}${errorBox(ctx.error)}
 <p>Each sign-in asks for a code from your authenticator app.</p>
 <form method="post" action="/mfa/totp/remove">
-${formFields(ctx)}<button type="submit">Turn off two-step verification</button>
+${formFields(ctx)}<label for="code">To turn it off, the 6-digit code the app shows</label>
+<input id="code" name="code" type="text" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required${described(ctx.error)}>
+<button type="submit">Turn off two-step verification</button>
 </form>`,
   );
 
