@@ -33,6 +33,7 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
   // The MCP endpoint is on the API's origin but not part of the REST surface under /api.
   app.setGlobalPrefix('api', { exclude: ['mcp'] });
   app.disable('x-powered-by');
+  if (deps.config.trustProxy !== undefined) app.set('trust proxy', deps.config.trustProxy);
   if (deps.config.tracing) app.use(httpSpans);
   app.set('query parser', 'simple');
   app.use(

@@ -41,6 +41,8 @@ export interface AppConfig {
   /** The API's base URL as senders reach it: ingress URLs are built on it, and hook.receive-webhook posts there. */
   publicApiUrl: string;
   bodyLimitBytes: number;
+  /** Express's `trust proxy`: which proxies' X-Forwarded-For names the client address; undefined trusts none. */
+  trustProxy?: number | string;
   sseKeepAliveMs: number;
   /** How long a resolved bearer token is trusted without asking the database; 0 asks every time. */
   tokenCacheTtlMs: number;
@@ -154,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     paymentsWebhookToleranceSeconds: int('PAYMENTS_WEBHOOK_TOLERANCE_SECONDS', DEFAULT_TOLERANCE_SECONDS, env),
     publicApiUrl: publicApiUrl(env, port),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1_048_576, env),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
     sseKeepAliveMs: int('SSE_KEEPALIVE_MS', 15_000, env),
     tokenCacheTtlMs: int('TOKEN_CACHE_TTL_MS', 5_000, env),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 5_000, env),
@@ -164,6 +167,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     accounts: loadAccountsConfig(env, dataDir),
     identity: parseIdentity(env, port),
   };
+}
+
+/**
+ * A hop count ("1": the nearest proxy) or Express's names and addresses ("loopback",
+ * "10.0.0.0/8, 127.0.0.1"). "true" (every proxy) is refused: any client could then name its own
+ * address in X-Forwarded-For and escape the per-client limits.
+ */
+function parseTrustProxy(raw: string | undefined): number | string | undefined {
+  const value = raw?.trim();
+  if (!value) return undefined;
+  if (/^\d+$/.test(value)) return Number(value);
+  if (value === 'true' || value === '*') throw new Error('TRUST_PROXY must name the proxies to trust (a hop count, "loopback", addresses or CIDRs), not all of them');
+  return value;
 }
 
 export const pgliteDir = (config: AppConfig) => path.join(config.dataDir, 'pglite');

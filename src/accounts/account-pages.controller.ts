@@ -19,12 +19,12 @@ import {
   totpStartPage,
   verifyEmailPage,
 } from './pages/views';
+import { clientAddress } from '../common/client-address';
 
 type Form = Record<string, unknown>;
 
 const text = (form: Form, name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '');
 const formOf = (req: Request): Form => (req.body && typeof req.body === 'object' ? req.body : {});
-const address = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
 
 function minutes(seconds: number) {
   const m = Math.ceil(seconds / 60);
@@ -65,11 +65,11 @@ export class AccountPagesController {
     return app;
   }
 
-  private locked(res: Response, retryAfter: number) {
+  private locked(res: Response, retryAfter: number, what = 'failed sign-ins') {
     sendPage(
       res,
       429,
-      messagePage('Too many attempts', `Too many failed sign-ins. For your security, try again in ${minutes(retryAfter)}.`),
+      messagePage('Too many attempts', `Too many ${what}. For your security, try again in ${minutes(retryAfter)}.`),
       { 'Retry-After': String(retryAfter) },
     );
   }
@@ -92,7 +92,7 @@ export class AccountPagesController {
     const password = text(form, 'password');
     const outcome: SignInOutcome =
       email.success && passwordSchema.safeParse(password).success
-        ? await this.accounts.signIn(app, email.data, password, address(req), params)
+        ? await this.accounts.signIn(app, email.data, password, clientAddress(req), params)
         : { outcome: 'invalid' };
     if (outcome.outcome === 'invalid') {
       const error = 'The email or password is not right.';
@@ -124,7 +124,7 @@ export class AccountPagesController {
     if (!user) {
       return sendPage(res, 400, messagePage('Sign in again', 'This sign-in took too long. Start again.', { href: signInLink(params), label: 'Sign in' }));
     }
-    const outcome = await this.accounts.secondFactor(app, user, text(form, 'code'), address(req));
+    const outcome = await this.accounts.secondFactor(app, user, text(form, 'code'), clientAddress(req));
     if (outcome.outcome === 'invalid') {
       const error = 'That code is not right. Enter the code your app shows now.';
       return sendPage(res, 400, totpChallengePage({ appName: app.name, params, csrf: this.csrfFor(req, res), pending: text(form, 'pending'), error }));
@@ -150,6 +150,8 @@ export class AccountPagesController {
   @Post('register')
   async register(@Req() req: Request, @Res() res: Response) {
     if (!this.checkCsrf(req, res)) return;
+    const wait = await this.accounts.registrationRetryAfter(clientAddress(req));
+    if (wait > 0) return this.locked(res, wait, 'registrations from your network');
     const form = formOf(req);
     const params = pickAuthorizeParams(form);
     const app = await this.appFor(params, res);

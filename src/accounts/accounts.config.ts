@@ -12,6 +12,11 @@ export interface AccountsConfig {
   signInMaxFailuresPerClient: number;
   /** The counting window and the lock's length. */
   signInLockSeconds: number;
+  /** Verification and reset mails to one address of one app within the account-limit window; more are not sent. */
+  mailsPerEmail: number;
+  /** Registrations tried from one client address within the window; more are refused (429). */
+  registrationsPerClient: number;
+  accountLimitWindowSeconds: number;
 }
 
 function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -32,5 +37,8 @@ export function loadAccountsConfig(env: NodeJS.ProcessEnv, dataDir: string): Acc
     signInMaxFailuresPerAccount: positive(env, 'SIGN_IN_MAX_FAILURES_PER_ACCOUNT', 10),
     signInMaxFailuresPerClient: positive(env, 'SIGN_IN_MAX_FAILURES_PER_CLIENT', 50),
     signInLockSeconds: positive(env, 'SIGN_IN_LOCK_SECONDS', 900),
+    mailsPerEmail: positive(env, 'ACCOUNT_MAILS_PER_EMAIL', 5),
+    registrationsPerClient: positive(env, 'REGISTRATIONS_PER_CLIENT', 20),
+    accountLimitWindowSeconds: positive(env, 'ACCOUNT_LIMIT_WINDOW_SECONDS', 3600),
   };
 }

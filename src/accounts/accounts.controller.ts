@@ -1,6 +1,8 @@
-import { Body, Controller, Delete, HttpCode, Post, UsePipes } from '@nestjs/common';
+import { Body, Controller, Delete, HttpCode, Post, Req, UsePipes } from '@nestjs/common';
+import type { Request } from 'express';
 import { AllowEndUsers, Public } from '../auth/principal';
 import { ApiError, validationFailed } from '../common/api-error';
+import { clientAddress } from '../common/client-address';
 import { StorableTextPipe } from '../common/storable-text.pipe';
 import { SchemaValidationPipe } from '../common/validation';
 import {
@@ -31,7 +33,13 @@ export class AccountsController {
 
   @Public()
   @Post('register')
-  async register(@Body({ schema: registerBody }) body: RegisterBody) {
+  async register(@Body({ schema: registerBody }) body: RegisterBody, @Req() req: Request) {
+    const wait = await this.accounts.registrationRetryAfter(clientAddress(req));
+    if (wait > 0) {
+      throw new ApiError(429, 'rate_limited', `too many registrations from this client address; retry after ${wait} s`, { scope: 'registrations-client', retry_after_seconds: wait }, {
+        'Retry-After': String(wait),
+      });
+    }
     const app = await this.accounts.findApp(body.client_key);
     if (!app) throw noSuchApp();
     const result = await this.accounts.register(app, body.email, body.password);

@@ -18,7 +18,7 @@ import { EmailTokens } from './email-tokens';
 import type { EndUserPrincipal } from './end-user';
 import { createMailer, type Mailer } from './mailer';
 import { hashPassword, verifyAgainstDecoy, verifyPassword } from './passwords';
-import { accountKey, clientKey, SignInThrottle } from './throttle';
+import { accountKey, clientKey, KeyedLimiter, mailKey, registrationKey, SignInThrottle } from './throttle';
 import { TotpChallenge } from './totp-challenge';
 import { TotpEnrolment } from './totp-enrolment';
 
@@ -39,6 +39,8 @@ export class AccountsService {
   private readonly mailer: Mailer;
   private readonly tokens: EmailTokens;
   private readonly throttle: SignInThrottle;
+  /** Account mail per address and registrations per client: what one sender may make this service do. */
+  private readonly accountLimits: KeyedLimiter;
   readonly totp: TotpEnrolment;
   readonly challenge: TotpChallenge;
   readonly csrf: Csrf;
@@ -59,6 +61,7 @@ export class AccountsService {
       maxFailuresPerClient: accounts.signInMaxFailuresPerClient,
       lockSeconds: accounts.signInLockSeconds,
     });
+    this.accountLimits = new KeyedLimiter(this.db, accounts.accountLimitWindowSeconds);
     this.totp = new TotpEnrolment(this.db, SecretBox.derive(masterKey, 'end-user-totp'));
     this.challenge = new TotpChallenge(SecretBox.derive(masterKey, 'login-flow'));
     this.csrf = new Csrf(deriveKey(masterKey, 'login-csrf'), new URL(config.identity.loginUrl).protocol === 'https:');
@@ -96,6 +99,28 @@ export class AccountsService {
     return user;
   }
 
+  /**
+   * Counts a registration tried from this client address; seconds to wait when it has tried
+   * REGISTRATIONS_PER_CLIENT already, whatever their outcome (a taken email included: register's
+   * 409 is the one answer that tells whether an email is registered, so how fast it can be asked
+   * is bounded too).
+   */
+  async registrationRetryAfter(address: string): Promise<number> {
+    const key = registrationKey(address);
+    if (await this.accountLimits.take(key, this.config.accounts.registrationsPerClient)) return 0;
+    return this.accountLimits.retryAfter([key]);
+  }
+
+  /**
+   * Whether another account mail may go to this address: at most ACCOUNT_MAILS_PER_EMAIL in the
+   * window, so nobody can have this service flood an inbox with links. The answers stay the same.
+   */
+  private async mayMail(app: App, email: string): Promise<boolean> {
+    const allowed = await this.accountLimits.take(mailKey(app.clientUuid, email), this.config.accounts.mailsPerEmail);
+    if (!allowed) this.log.info({ client_uuid: app.clientUuid }, 'account mail not sent: this address had its share for the window');
+    return allowed;
+  }
+
   /** 'taken' when the app already has an account for that email (register's 409, the one answer that may say so). */
   async register(app: App, email: string, password: string, params: AuthorizeParams = {}): Promise<{ end_user_uuid: string } | 'taken'> {
     const passwordHash = await hashPassword(password);
@@ -111,6 +136,7 @@ export class AccountsService {
   }
 
   private async sendVerification(app: App, user: EndUser, params: AuthorizeParams): Promise<void> {
+    if (!(await this.mayMail(app, user.email))) return;
     const token = await this.tokens.issue(user.endUserUuid, 'verify_email');
     await this.mail(user.email, `Confirm your email for ${app.name}`, [
       `Open this link to confirm the email address of your ${app.name} account:`,
@@ -135,7 +161,7 @@ export class AccountsService {
   requestPasswordReset(app: App, email: string, params: AuthorizeParams = {}): void {
     void (async () => {
       const user = await this.byEmail(app, email);
-      if (!user) return;
+      if (!user || !(await this.mayMail(app, user.email))) return;
       const token = await this.tokens.issue(user.endUserUuid, 'password_reset');
       await this.mail(user.email, `Reset your ${app.name} password`, [
         `Someone asked to reset the password of your ${app.name} account. To choose a new one, open:`,

@@ -9,19 +9,24 @@ export interface ThrottleLimits {
   lockSeconds: number;
 }
 
+const emailDigest = (email: string) => createHash('sha256').update(email).digest('base64url');
+
 /**
  * The account key is the app and the email typed, not the end user's uuid: an address nobody
  * registered is locked exactly like one that exists, so the lock tells nothing about registration.
  */
-export const accountKey = (clientUuid: string, email: string) =>
-  `account:${clientUuid}:${createHash('sha256').update(email).digest('base64url')}`;
+export const accountKey = (clientUuid: string, email: string) => `account:${clientUuid}:${emailDigest(email)}`;
 export const clientKey = (address: string) => `client:${address}`;
+/** Account mail (verification and reset links) sent to one address of one app. */
+export const mailKey = (clientUuid: string, email: string) => `mail:${clientUuid}:${emailDigest(email)}`;
+/** Registrations tried from one client address. */
+export const registrationKey = (address: string) => `register:${address}`;
 
-/** Failed sign-ins counted per key in a fixed window; reaching the maximum locks the key for lockSeconds. */
-export class SignInThrottle {
+/** Events counted per key in a fixed window of `windowSeconds`; the max-th locks the key for as long. */
+export class KeyedLimiter {
   constructor(
     private readonly db: Database,
-    private readonly limits: ThrottleLimits,
+    private readonly windowSeconds: number,
   ) {}
 
   /** Seconds until the latest lock among these keys ends; 0 when none is locked. */
@@ -34,32 +39,60 @@ export class SignInThrottle {
     return latest;
   }
 
-  /** One atomic upsert per key, so concurrent failures are all counted. */
-  async recordFailure(account: string, client: string, now = new Date()): Promise<void> {
-    await this.count(account, this.limits.maxFailuresPerAccount, now);
-    await this.count(client, this.limits.maxFailuresPerClient, now);
-  }
-
-  /** A successful sign-in clears its account's count; the address's stays, so one good account cannot reset it. */
-  async recordSuccess(account: string): Promise<void> {
-    await this.db.delete(signInThrottle).where(eq(signInThrottle.key, account));
-  }
-
-  private async count(key: string, max: number, now: Date): Promise<void> {
-    const windowStart = new Date(now.getTime() - this.limits.lockSeconds * 1000);
-    const lockEnd = new Date(now.getTime() + this.limits.lockSeconds * 1000);
+  /** One atomic upsert, so concurrent events are all counted. */
+  async count(key: string, max: number, now = new Date()): Promise<void> {
+    const windowStart = new Date(now.getTime() - this.windowSeconds * 1000);
+    const lockEnd = new Date(now.getTime() + this.windowSeconds * 1000);
     const stale = sql`${signInThrottle.windowStartedAt} <= ${windowStart.toISOString()}::timestamptz`;
-    const failures = sql`CASE WHEN ${stale} THEN 1 ELSE ${signInThrottle.failures} + 1 END`;
+    const events = sql`CASE WHEN ${stale} THEN 1 ELSE ${signInThrottle.failures} + 1 END`;
     await this.db
       .insert(signInThrottle)
       .values({ key, failures: 1, windowStartedAt: now, lockedUntil: max <= 1 ? lockEnd : null })
       .onConflictDoUpdate({
         target: signInThrottle.key,
         set: {
-          failures,
+          failures: events,
           windowStartedAt: sql`CASE WHEN ${stale} THEN ${now.toISOString()}::timestamptz ELSE ${signInThrottle.windowStartedAt} END`,
-          lockedUntil: sql`CASE WHEN ${failures} >= ${max} THEN ${lockEnd.toISOString()}::timestamptz ELSE ${signInThrottle.lockedUntil} END`,
+          lockedUntil: sql`CASE WHEN ${events} >= ${max} THEN ${lockEnd.toISOString()}::timestamptz ELSE ${signInThrottle.lockedUntil} END`,
         },
       });
+  }
+
+  /** Counts one event unless the key is locked; false when it was (the event is refused, not counted). */
+  async take(key: string, max: number, now = new Date()): Promise<boolean> {
+    if ((await this.retryAfter([key], now)) > 0) return false;
+    await this.count(key, max, now);
+    return true;
+  }
+
+  async clear(key: string): Promise<void> {
+    await this.db.delete(signInThrottle).where(eq(signInThrottle.key, key));
+  }
+}
+
+/** Failed sign-ins counted per key in a fixed window; reaching the maximum locks the key for lockSeconds. */
+export class SignInThrottle {
+  private readonly limiter: KeyedLimiter;
+
+  constructor(
+    db: Database,
+    private readonly limits: ThrottleLimits,
+  ) {
+    this.limiter = new KeyedLimiter(db, limits.lockSeconds);
+  }
+
+  /** Seconds until the latest lock among these keys ends; 0 when none is locked. */
+  retryAfter(keys: string[], now = new Date()): Promise<number> {
+    return this.limiter.retryAfter(keys, now);
+  }
+
+  async recordFailure(account: string, client: string, now = new Date()): Promise<void> {
+    await this.limiter.count(account, this.limits.maxFailuresPerAccount, now);
+    await this.limiter.count(client, this.limits.maxFailuresPerClient, now);
+  }
+
+  /** A successful sign-in clears its account's count; the address's stays, so one good account cannot reset it. */
+  recordSuccess(account: string): Promise<void> {
+    return this.limiter.clear(account);
   }
 }

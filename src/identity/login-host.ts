@@ -16,6 +16,7 @@ export async function createLoginHost(deps: AppDependencies): Promise<INestAppli
     bodyParser: false,
   });
   app.disable('x-powered-by');
+  if (deps.config.trustProxy !== undefined) app.set('trust proxy', deps.config.trustProxy);
   app.set('query parser', 'simple');
   app.use(
     pinoHttp({

@@ -1,5 +1,6 @@
 import { totpCode } from '../../src/accounts/totp';
 import { api } from '../support/api';
+import { waitFor } from '../support/ports';
 import {
   authorizeParams as authorizeParamsOf,
   Browser,
@@ -193,6 +194,18 @@ describe('registration and sign-in (pages)', () => {
 });
 
 describe('password reset', () => {
+  it('mails one address at most ACCOUNT_MAILS_PER_EMAIL (5) links a window, its verification included, answering 202 all the same', async () => {
+    const email = await verifiedAccount();
+    const reset = (to: string) => api('/api/auth/end-user/password-reset', { token: null, body: { client_key: app.client_key, email: to } });
+    for (let i = 0; i < 7; i++) expect((await reset(email)).status).toBe(202);
+    await waitFor('5 mails', async () => (mailsTo(email).length >= 5 ? true : undefined), 20_000);
+    // A later request for another address is mailed once the earlier ones were decided.
+    const fence = await verifiedAccount();
+    expect((await reset(fence)).status).toBe(202);
+    await waitForLink(fence, '/reset-password');
+    expect(mailsTo(email).map((m) => m.body.includes('/reset-password'))).toEqual([false, true, true, true, true]);
+  });
+
   it('answers 202 alike for an existing and an unknown account, and mails only the existing one', async () => {
     const email = await verifiedAccount();
     const nobody = uniqueEmail('nobody');

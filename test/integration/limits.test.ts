@@ -10,6 +10,8 @@ describe('rate limits (an API process with tiny limits)', () => {
     RATE_LIMIT_STARTS_PER_MINUTE_ORG: '100',
     RATE_LIMIT_READS_PER_MINUTE_TOKEN: '5',
     RATE_LIMIT_READS_PER_MINUTE_ORG: '8',
+    REGISTRATIONS_PER_CLIENT: '2',
+    TRUST_PROXY: 'loopback',
   });
   let first: string;
   let second: string;
@@ -65,6 +67,25 @@ describe('rate limits (an API process with tiny limits)', () => {
     const limited = await start();
     expect(limited.status).toBe(429);
     expect(((await limited.json()) as any).error.details.scope).toBe('starts-token');
+  });
+
+  it('limits end-user registrations per client address, whatever their outcome; behind a trusted proxy, per forwarded address', async () => {
+    const register = (forwardedFor?: string) =>
+      fetch(`${extra.url}/api/auth/end-user/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}) },
+        body: JSON.stringify({ client_key: 'ck_nosuchapp', email: `${uniqueId('reg')}@example.com`, password: 'a long enough password' }),
+      });
+    expect((await register()).status).toBe(422);
+    expect((await register()).status).toBe(422);
+    const limited = await register();
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(3000);
+    expect(((await limited.json()) as any).error).toMatchObject({ code: 'rate_limited', details: { scope: 'registrations-client' } });
+    // The loopback proxy is trusted: the address it forwards is another client, with its own budget.
+    expect((await register('198.51.100.7')).status).toBe(422);
+    expect((await register('198.51.100.7')).status).toBe(422);
+    expect((await register('198.51.100.7')).status).toBe(429);
   });
 
   it('never limits the public health check', async () => {

@@ -70,6 +70,8 @@ export class Stack {
       ENGINE_SECRET_KEY: this.secretKey,
       SSE_MAX_STREAMS_PER_TOKEN: '5',
       TOKEN_CACHE_TTL_MS: String(STACK_TOKEN_CACHE_TTL_MS),
+      // The suites register tens of accounts from this one address; the limit itself is tested on an extra API.
+      REGISTRATIONS_PER_CLIENT: '10000',
       ...this.options.extraEnv,
     };
     if (this.options.databaseUrl) env.DATABASE_URL = this.options.databaseUrl;

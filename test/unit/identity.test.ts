@@ -73,3 +73,12 @@ it('tells end-user JWTs from org-member tokens', () => {
   expect(looksLikeJwt('eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln')).toBe(true);
   expect(looksLikeJwt('wes_abcdefghijklmnopqrstuvwxyz')).toBe(false);
 });
+
+describe('TRUST_PROXY', () => {
+  it('takes a hop count or the proxies named, trusts none when unset, and refuses trusting every proxy', () => {
+    expect(loadConfig({}).trustProxy).toBeUndefined();
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).trustProxy).toBe('loopback, 10.0.0.0/8');
+    expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY/);
+  });
+});
