@@ -13,10 +13,10 @@ import { notFound, validationFailed } from '../common/api-error';
 import { DATABASE } from '../common/di';
 import { compileComposition } from './compile';
 import type { CompositionBody } from './composition-body';
+import { canonicalUuid } from '../common/uuid';
 
 type VersionRow = typeof compositionVersions.$inferSelect;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * An organization's composed workflow types. Steps are checked against the built-in types when a
@@ -43,8 +43,8 @@ export class CompositionsService {
   }
 
   /** The next version; runs of earlier versions keep theirs, and every version stays startable. */
-  async update(principal: Principal, compositionUuid: string, body: CompositionBody) {
-    await this.requireComposition(principal, compositionUuid);
+  async update(principal: Principal, uuidParam: string, body: CompositionBody) {
+    const { compositionUuid } = await this.requireComposition(principal, uuidParam);
     const plan = this.compile(body);
     const version = await this.db.transaction(async (tx) => {
       const [row] = await tx
@@ -73,8 +73,9 @@ export class CompositionsService {
     };
   }
 
-  async get(principal: Principal, compositionUuid: string) {
-    const composition = await this.requireComposition(principal, compositionUuid);
+  async get(principal: Principal, uuidParam: string) {
+    const composition = await this.requireComposition(principal, uuidParam);
+    const { compositionUuid } = composition;
     const versions = await this.db
       .select()
       .from(compositionVersions)
@@ -135,11 +136,12 @@ export class CompositionsService {
 
   /** Another organization's composition is reported exactly like a missing one. */
   private async requireComposition(principal: Principal, compositionUuid: string) {
-    const [row] = UUID.test(compositionUuid)
+    const id = canonicalUuid(compositionUuid);
+    const [row] = id
       ? await this.db
           .select()
           .from(compositions)
-          .where(and(eq(compositions.compositionUuid, compositionUuid), eq(compositions.organizationUuid, principal.organization_uuid)))
+          .where(and(eq(compositions.compositionUuid, id), eq(compositions.organizationUuid, principal.organization_uuid)))
       : [];
     if (!row) throw notFound(`composition ${compositionUuid}`);
     return row;

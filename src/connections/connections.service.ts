@@ -8,6 +8,7 @@ import { CONFIG, CONNECTIONS } from '../common/di';
 import { zodProblems } from '../common/validation';
 import type { AppConfig } from '../config';
 import { findPlugin, plugins } from '../plugins/plugins';
+import { canonicalUuid } from '../common/uuid';
 
 const name = z.string().trim().min(1).max(100);
 export const createBody = z.strictObject({
@@ -24,7 +25,6 @@ export const updateBody = z.strictObject({
 export type CreateBody = z.output<typeof createBody>;
 export type UpdateBody = z.output<typeof updateBody>;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 @Injectable()
 export class ConnectionsService {
@@ -73,7 +73,8 @@ export class ConnectionsService {
 
   /** Another organization's connection is reported exactly like a missing one. */
   private async require(principal: Principal, connectionUuid: string) {
-    const row = UUID.test(connectionUuid) ? await this.store.get(principal.organization_uuid, connectionUuid) : undefined;
+    const id = canonicalUuid(connectionUuid);
+    const row = id ? await this.store.get(principal.organization_uuid, id) : undefined;
     if (!row) throw notFound(`connection ${connectionUuid}`);
     return row;
   }
@@ -112,8 +113,8 @@ export class ConnectionsService {
   }
 
   async delete(principal: Principal, connectionUuid: string) {
-    await this.require(principal, connectionUuid);
-    await this.store.delete(principal.organization_uuid, connectionUuid);
+    const row = await this.require(principal, connectionUuid);
+    await this.store.delete(principal.organization_uuid, row.connectionUuid);
   }
 }
 

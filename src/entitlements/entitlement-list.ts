@@ -3,8 +3,8 @@ import { z } from 'zod';
 import type { Database } from '../../db/client';
 import { entitlements } from '../../db/schema';
 import { decodeTimeCursor, encodeTimeCursor } from '../common/time-cursor';
+import { canonicalUuid } from '../common/uuid';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export const entitlementQuerySchema = z.strictObject({
   subject: z.string().min(1).max(255).optional().describe('Only this subject (client_reference_id or customer_id of the payment)'),
@@ -32,7 +32,7 @@ export async function listEntitlements(db: Database, organizationUuid: string, q
   const filters = [eq(entitlements.organizationUuid, organizationUuid)];
   if (q.subject) filters.push(eq(entitlements.subject, q.subject));
   if (q.cursor) {
-    const c = decodeTimeCursor(q.cursor, (id) => UUID.test(id));
+    const c = decodeTimeCursor(q.cursor, (id) => canonicalUuid(id) === id);
     filters.push(sql`(${entitlements.grantedAt}, ${entitlements.entitlementUuid}) < (${c.at.toISOString()}::timestamptz, ${c.id})`);
   }
   const rows = await db

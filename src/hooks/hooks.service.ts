@@ -9,8 +9,8 @@ import { CONFIG, CONNECTIONS, HOOKS } from '../common/di';
 import type { AppConfig } from '../config';
 import { RunsService } from '../runs/runs.service';
 import type { CreateEndpointBody } from './hooks.schemas';
+import { canonicalUuid } from '../common/uuid';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const REPLAY_TYPE = 'hook.replay-event';
 
@@ -46,13 +46,15 @@ export class HooksService {
   }
 
   private async requireEndpoint(principal: Principal, endpointUuid: string) {
-    const row = UUID.test(endpointUuid) ? await this.store.endpoint(principal.organization_uuid, endpointUuid.toLowerCase()) : undefined;
+    const id = canonicalUuid(endpointUuid);
+    const row = id ? await this.store.endpoint(principal.organization_uuid, id) : undefined;
     if (!row) throw notFound(`endpoint ${endpointUuid}`);
     return row;
   }
 
   private async requireEvent(principal: Principal, eventUuid: string) {
-    const row = UUID.test(eventUuid) ? await this.store.event(principal.organization_uuid, eventUuid.toLowerCase()) : undefined;
+    const id = canonicalUuid(eventUuid);
+    const row = id ? await this.store.event(principal.organization_uuid, id) : undefined;
     if (!row) throw notFound(`event ${eventUuid}`);
     return row;
   }

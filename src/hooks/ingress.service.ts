@@ -9,8 +9,8 @@ import { loggableError } from '../common/loggable-error';
 import type { Logger } from '../logger';
 import { RunsService } from '../runs/runs.service';
 import { REPLAY_TYPE } from './hooks.service';
+import { canonicalUuid } from '../common/uuid';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Headers kept with an event: what a receiver needs to interpret the body, never credentials or cookies. */
 const KEPT_HEADERS = ['content-type', 'user-agent', 'idempotency-key', 'x-request-id', 'webhook-id', 'webhook-timestamp'];
@@ -40,7 +40,8 @@ export class IngressService {
    * our event ids as Webhook-Id is our own delivery, and is refused.
    */
   private async refuseOwnDelivery(webhookId: string | string[] | undefined) {
-    if (typeof webhookId !== 'string' || !UUID.test(webhookId) || !(await this.store.eventExists(webhookId.toLowerCase()))) return;
+    const id = canonicalUuid(webhookId);
+    if (!id || !(await this.store.eventExists(id))) return;
     throw new ApiError(508, 'loop_detected', 'this request is a delivery of this service: an endpoint may not forward to an ingress of this service');
   }
 
@@ -50,7 +51,8 @@ export class IngressService {
    * down, the process gone) leaves the event pending, to be replayed (POST …/replay).
    */
   async receive(endpointUuid: string, body: Buffer, headers: IncomingHttpHeaders): Promise<{ event_uuid: string }> {
-    const endpoint = UUID.test(endpointUuid) ? await this.store.activeEndpoint(endpointUuid.toLowerCase()) : undefined;
+    const id = canonicalUuid(endpointUuid);
+    const endpoint = id ? await this.store.activeEndpoint(id) : undefined;
     if (!endpoint) throw notFound(`endpoint ${endpointUuid}`);
     await this.refuseOwnDelivery(headers['webhook-id']);
     let text: string;

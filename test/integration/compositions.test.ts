@@ -99,7 +99,8 @@ describe('GET and PUT /api/compositions', () => {
       exposed_to_end_users: true,
     });
 
-    const put = await api(`/api/compositions/${created.composition_uuid}`, {
+    // Named in upper case, as a UUID may be written: the same composition, reported in its stored spelling.
+    const put = await api(`/api/compositions/${created.composition_uuid.toUpperCase()}`, {
       method: 'PUT',
       body: { name: 'to-update v2', steps: cleanupSteps().slice(0, 1) },
     });
@@ -107,8 +108,9 @@ describe('GET and PUT /api/compositions', () => {
     expect(put.body).toMatchObject({ composition_uuid: created.composition_uuid, version: 2, workflow_type: `virtual.${created.composition_uuid}@2` });
     expect(Object.keys(put.body.input_schema.properties).sort()).toEqual(['api_token', 'base_url']);
 
-    const detail = await api(`/api/compositions/${created.composition_uuid}`);
+    const detail = await api(`/api/compositions/${created.composition_uuid.toUpperCase()}`);
     expect(detail.status).toBe(200);
+    expect(detail.body.versions[0].workflow_type).toBe(`virtual.${created.composition_uuid}@2`);
     expect(detail.body).toMatchObject({ name: 'to-update v2', version: 2, exposed_to_end_users: false, steps: cleanupSteps().slice(0, 1) });
     expect(detail.body.versions.map((v: { version: number }) => v.version)).toEqual([2, 1]);
 

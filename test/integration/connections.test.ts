@@ -29,7 +29,7 @@ describe('connections', () => {
     expect(created.body).toEqual({ connection_uuid: expect.stringMatching(/^[0-9a-f-]{36}$/), plugin: 'dbhost', name, created_at: expect.any(String) });
     const id = created.body.connection_uuid;
 
-    const one = await api(`/api/connections/${id}`);
+    const one = await api(`/api/connections/${id.toUpperCase()}`);
     expect(one.body).toEqual({
       connection_uuid: id,
       plugin: 'dbhost',
