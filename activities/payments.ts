@@ -6,6 +6,7 @@ import { entitlements, paymentEvents } from '../db/schema';
 import type { ConnectionStore } from './connections';
 import { type NormalisedEvent, normaliseEvent, PayloadInvalid } from './payments-events';
 import { SignatureRefusal, verifySignature } from './payments-signature';
+import { webhookSecrets } from './payments-secrets';
 
 export interface ReceiveRequest {
   organization_uuid: string;
@@ -36,12 +37,6 @@ export interface PaymentsConfig {
   db: Database;
   connections: ConnectionStore;
   toleranceSeconds: number;
-}
-
-/** The secrets of a payments connection, as the plugin stores them. */
-interface PaymentsSecrets {
-  webhook_secret?: string;
-  webhook_secrets?: Record<string, string>;
 }
 
 /**
@@ -102,21 +97,21 @@ export function createPaymentsActivities(config: PaymentsConfig) {
       plugin: 'payments',
     });
     if (req.webhook_secret) return req.webhook_secret;
-    const stored = secrets as PaymentsSecrets;
+    const stored = webhookSecrets(secrets);
     if (req.webhook_secret_key !== undefined) {
-      const named = Object.hasOwn(stored.webhook_secrets ?? {}, req.webhook_secret_key) ? stored.webhook_secrets![req.webhook_secret_key] : undefined;
+      const named = stored.named.get(req.webhook_secret_key);
       if (!named) {
         throw refuse(`connection ${req.cloud_connection_uuid} has no webhook secret named ${req.webhook_secret_key}`, 'WEBHOOK_SECRET_NOT_FOUND');
       }
       return named;
     }
-    if (!stored.webhook_secret) {
+    if (!stored.fallback) {
       throw refuse(
         `connection ${req.cloud_connection_uuid} has no default webhook_secret: name one of its webhook_secrets with webhook_secret_key`,
         'WEBHOOK_SECRET_NOT_FOUND',
       );
     }
-    return stored.webhook_secret;
+    return stored.fallback;
   }
 
   return {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ConnectionStore } from '../../activities/connections';
 import { claimEvent } from '../../activities/payments';
 import { type NormalisedEvent, normaliseEvent, PayloadInvalid } from '../../activities/payments-events';
+import { webhookSecrets } from '../../activities/payments-secrets';
 import { SignatureRefusal, verifySignature } from '../../activities/payments-signature';
 import { createProjection } from '../../activities/projection';
 import type { DatabaseHandle } from '../../db/client';
@@ -23,8 +24,8 @@ export type IngressAnswer =
 
 /** A payments connection's signing secrets, each with the webhook_secret_key that names it to the receive run. */
 function candidateSecrets(secrets: Record<string, unknown>): Array<{ key?: string; secret: string }> {
-  const named = Object.entries((secrets.webhook_secrets ?? {}) as Record<string, string>).map(([key, secret]) => ({ key, secret }));
-  return typeof secrets.webhook_secret === 'string' ? [{ secret: secrets.webhook_secret }, ...named] : named;
+  const { fallback, named } = webhookSecrets(secrets);
+  return [...(fallback ? [{ secret: fallback }] : []), ...[...named].map(([key, secret]) => ({ key, secret }))];
 }
 
 /** A composition declares only the receiver inputs it uses (its free inputs); it is given those. */
