@@ -7,6 +7,7 @@ import type { ConnectionStore } from './connections';
 import { type NormalisedEvent, normaliseEvent, PayloadInvalid } from './payments-events';
 import { SignatureRefusal, verifySignature } from './payments-signature';
 import { webhookSecrets } from './payments-secrets';
+import { isWithinRun, workflowLineage } from '../workflows/runtime/dag-plan';
 
 export interface ReceiveRequest {
   organization_uuid: string;
@@ -44,7 +45,7 @@ export interface PaymentsConfig {
  * its workflow id) or a step of the receiver chain that claimed it, whose child ids are
  * `<chain workflow id>.<step>`.
  */
-export const ownsClaim = (claimant: string, workflowId: string) => workflowId === claimant || workflowId.startsWith(`${claimant}.`);
+export const ownsClaim = isWithinRun;
 
 /**
  * Records that `workflow_id` accepted the event on the connection, unless a run did first: returns
@@ -69,8 +70,7 @@ export async function claimEvent(db: Database, claim: { connection_uuid: string;
  * delivery arrived, not against the time a worker got to it.
  */
 export async function deliveryReceivedAt(db: Database, connectionUuid: string, workflowId: string): Promise<Date | undefined> {
-  const parts = workflowId.split('.');
-  const lineage = parts.map((_, i) => parts.slice(0, i + 1).join('.'));
+  const lineage = workflowLineage(workflowId);
   const [row] = await db
     .select({ acceptedAt: paymentEvents.acceptedAt })
     .from(paymentEvents)

@@ -1,5 +1,6 @@
 import type { SerializationContext } from '@temporalio/common';
 import type { PayloadOwner } from './payload-codec';
+import { workflowLineage } from '../workflows/runtime/dag-plan';
 
 const MAX_WORKFLOW_IDS = 100_000;
 
@@ -39,9 +40,10 @@ export class RunOrganizations {
   }
 
   private ownerOfWorkflow(workflowId: string): PayloadOwner | undefined {
-    for (let id = workflowId; ; id = id.slice(0, id.lastIndexOf('.'))) {
+    for (const id of workflowLineage(workflowId).reverse()) {
       const owner = this.byWorkflowId.get(id);
-      if (owner !== undefined || !id.includes('.')) return owner;
+      if (owner !== undefined) return owner;
     }
+    return undefined;
   }
 }

@@ -66,6 +66,15 @@ export const ROUTE_OUTPUT = 'route_workflow_type';
 
 /** One layer's child id: stable across replays and retries of the parent. */
 export const childWorkflowId = (parentWorkflowId: string, step: string) => `${parentWorkflowId}.${step}`;
+
+/** A run and the Dags above it, by the ids childWorkflowId gives their layers: the outermost first, the run itself last. */
+export function workflowLineage(workflowId: string): string[] {
+  const parts = workflowId.split('.');
+  return parts.map((_, i) => parts.slice(0, i + 1).join('.'));
+}
+
+/** Whether `workflowId` is `ancestor` or a layer (at any depth) of the Dag `ancestor`. */
+export const isWithinRun = (ancestor: string, workflowId: string) => workflowId === ancestor || workflowId.startsWith(`${ancestor}.`);
 export const compensationWorkflowId = (parentWorkflowId: string, step: string) => `${parentWorkflowId}.${step}.compensation`;
 
 /** The parent state while a layer's child runs. */
