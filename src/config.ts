@@ -9,6 +9,7 @@ import { type LimitsConfig, loadLimits } from './limits/limits.config';
 import { type CodecAuthSettings, parseCodecAuth } from './temporal-codec/codec-auth.config';
 import { parseTracing, type TracingSettings } from './telemetry/tracing';
 import { parseTemporalTls, type TemporalTlsSettings } from './temporal-tls';
+import { envInteger } from './common/env-integer';
 
 /** Every setting the service reads, from the environment. The README lists them all. */
 export interface AppConfig {
@@ -85,13 +86,7 @@ function parseIdentity(env: NodeJS.ProcessEnv, port: number): IdentityConfig {
   return { loginPort, loginUrl, endUserTokenTtlS, loginSessionTtlS: int('LOGIN_SESSION_TTL_S', 7 * 24 * 3600, env) };
 }
 
-function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
-  return value;
-}
+const int = (name: string, fallback: number, env: NodeJS.ProcessEnv) => envInteger(env, name, fallback);
 
 /** Comma-separated origins, each exactly `scheme://host[:port]` as a browser sends it in `Origin`. */
 function parseOrigins(raw: string): string[] {

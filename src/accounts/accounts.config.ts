@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { envInteger } from '../common/env-integer';
 
 /** End-user account settings, from the environment; the README's Configuration table lists them. */
 export interface AccountsConfig {
@@ -19,13 +20,6 @@ export interface AccountsConfig {
   accountLimitWindowSeconds: number;
 }
 
-function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
-  return value;
-}
 
 export function loadAccountsConfig(env: NodeJS.ProcessEnv, dataDir: string): AccountsConfig {
   const smtpUrl = env.SMTP_URL || undefined;
@@ -34,11 +28,11 @@ export function loadAccountsConfig(env: NodeJS.ProcessEnv, dataDir: string): Acc
     smtpUrl,
     mailFrom: env.MAIL_FROM || 'Workflow Engine <no-reply@localhost>',
     outboxDir: path.join(dataDir, 'outbox'),
-    signInMaxFailuresPerAccount: positive(env, 'SIGN_IN_MAX_FAILURES_PER_ACCOUNT', 10),
-    signInMaxFailuresPerClient: positive(env, 'SIGN_IN_MAX_FAILURES_PER_CLIENT', 50),
-    signInLockSeconds: positive(env, 'SIGN_IN_LOCK_SECONDS', 900),
-    mailsPerEmail: positive(env, 'ACCOUNT_MAILS_PER_EMAIL', 5),
-    registrationsPerClient: positive(env, 'REGISTRATIONS_PER_CLIENT', 20),
-    accountLimitWindowSeconds: positive(env, 'ACCOUNT_LIMIT_WINDOW_SECONDS', 3600),
+    signInMaxFailuresPerAccount: envInteger(env, 'SIGN_IN_MAX_FAILURES_PER_ACCOUNT', 10, 1),
+    signInMaxFailuresPerClient: envInteger(env, 'SIGN_IN_MAX_FAILURES_PER_CLIENT', 50, 1),
+    signInLockSeconds: envInteger(env, 'SIGN_IN_LOCK_SECONDS', 900, 1),
+    mailsPerEmail: envInteger(env, 'ACCOUNT_MAILS_PER_EMAIL', 5, 1),
+    registrationsPerClient: envInteger(env, 'REGISTRATIONS_PER_CLIENT', 20, 1),
+    accountLimitWindowSeconds: envInteger(env, 'ACCOUNT_LIMIT_WINDOW_SECONDS', 3600, 1),
   };
 }
