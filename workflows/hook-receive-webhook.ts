@@ -45,6 +45,7 @@ export const receiveWebhook = defineWorkflow({
         organization_uuid: ctx.organization_uuid,
         endpoint_uuid: d.endpoint_uuid,
         test_event: d.test_event ?? DEFAULT_TEST_EVENT,
+        request_id: `${ctx.workflow_id}#${ctx.attempt}`,
       });
       return { patch: received };
     },

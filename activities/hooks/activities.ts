@@ -65,8 +65,14 @@ export function createHookActivities(config: HookActivitiesConfig) {
     hookCreateRedirect: createRedirect,
 
     /** Posts the event to the endpoint's own public ingress, as any sender would, then finds it stored. */
-    async hookReceiveWebhook(req: { organization_uuid: string; endpoint_uuid: string; test_event: unknown }) {
+    /**
+     * Posts with X-Request-Id `request_id` (the run and its attempt): an attempt retried after the
+     * ingress stored the event but its answer was lost finds that event instead of posting a second.
+     */
+    async hookReceiveWebhook(req: { organization_uuid: string; endpoint_uuid: string; test_event: unknown; request_id?: string }) {
       await requireEndpoint(req.organization_uuid, req.endpoint_uuid);
+      const prior = req.request_id && (await store.eventByRequestId(req.organization_uuid, req.endpoint_uuid, req.request_id));
+      if (prior) return { event_uuid: prior.eventUuid, ingress_status: 202 as const };
       const url = ingressUrl(config.publicApiUrl, req.endpoint_uuid);
       let res;
       const stopHeartbeat = heartbeatWhileWaiting();
@@ -74,7 +80,7 @@ export function createHookActivities(config: HookActivitiesConfig) {
         res = await fetch(url, {
           method: 'POST',
           body: JSON.stringify(req.test_event),
-          headers: { 'content-type': 'application/json', 'user-agent': 'workflow-engine-hooks/1' },
+          headers: { 'content-type': 'application/json', 'user-agent': 'workflow-engine-hooks/1', ...(req.request_id ? { 'x-request-id': req.request_id } : {}) },
           redirect: 'error',
           signal: callSignal(config.timeoutMs),
           dispatcher: config.ingressDispatcher,

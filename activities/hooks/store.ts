@@ -156,6 +156,22 @@ export class HookStore {
     return rows[0];
   }
 
+  /** The endpoint's event that was posted with this X-Request-Id, if any (the ingress keeps that header). */
+  async eventByRequestId(organizationUuid: string, endpointUuid: string, requestId: string): Promise<HookEventRow | undefined> {
+    const rows = await this.db
+      .select()
+      .from(hookEvents)
+      .where(
+        and(
+          eq(hookEvents.organizationUuid, organizationUuid),
+          eq(hookEvents.endpointUuid, endpointUuid),
+          sql`${hookEvents.headers}->>'x-request-id' = ${requestId}`,
+        ),
+      )
+      .limit(1);
+    return rows[0];
+  }
+
   /** Whether any organization's event has this id: a request carrying one as Webhook-Id is our own delivery. */
   async eventExists(eventUuid: string): Promise<boolean> {
     const rows = await this.db.select({ id: hookEvents.eventUuid }).from(hookEvents).where(eq(hookEvents.eventUuid, eventUuid));

@@ -95,7 +95,8 @@ describe("the worker's activities and the API's own origin (PUBLIC_API_URL on lo
       const uuid = /^\/api\/hooks\/r\/([^/?]+)$/.exec(req.url ?? '')?.[1];
       const row = req.method === 'POST' && uuid ? await hooks.endpoint(ORG, uuid) : undefined;
       if (!row) return void res.writeHead(404).end();
-      const event = await hooks.insertEvent(row, body, {});
+      const requestId = req.headers['x-request-id'];
+      const event = await hooks.insertEvent(row, body, typeof requestId === 'string' ? { 'x-request-id': requestId } : {});
       res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ event_uuid: event.eventUuid }));
     });
     const config = loadConfig({ PUBLIC_API_URL: api.url, ALLOW_HTTP_HOSTS: `127.0.0.1,${API_ALIAS}`, PROVIDER_TIMEOUT_MS: '2000' });
@@ -108,6 +109,19 @@ describe("the worker's activities and the API's own origin (PUBLIC_API_URL on lo
     const received = await activities.hookReceiveWebhook({ organization_uuid: ORG, endpoint_uuid: row.endpointUuid, test_event: { probe: true } });
     expect(received).toMatchObject({ ingress_status: 202 });
     expect(api.requests).toContain(`POST /api/hooks/r/${row.endpointUuid}`);
+  });
+
+  it('hook.receive-webhook retried after the ingress stored its event answers with that event, posting nothing more', async () => {
+    const row = await endpoint('https://hooks.example.com/x');
+    const req = { organization_uuid: ORG, endpoint_uuid: row.endpointUuid, test_event: { probe: 1 }, request_id: `wf_receive_${row.endpointUuid}#1` };
+    const posts = () => api.requests.filter((r) => r === `POST /api/hooks/r/${row.endpointUuid}`).length;
+    const first = await activities.hookReceiveWebhook(req);
+    const retried = await activities.hookReceiveWebhook(req);
+    expect(retried).toEqual(first);
+    expect(posts()).toBe(1);
+    const nextAttempt = await activities.hookReceiveWebhook({ ...req, request_id: `wf_receive_${row.endpointUuid}#2` });
+    expect(nextAttempt.event_uuid).not.toBe(first.event_uuid);
+    expect(posts()).toBe(2);
   });
 
   it('a provider call there is refused by the outbound policy, nothing sent', async () => {
