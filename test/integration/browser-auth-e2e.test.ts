@@ -5,7 +5,7 @@ import { decodeJwt } from 'jose';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { waitForLink } from '../support/accounts';
 import { uniqueId } from '../support/api';
-import { chromiumInstalled, CHROMIUM, launchChromium } from '../support/browser-auth';
+import { describeInChromium, launchChromium } from '../support/browser-auth';
 import { startExampleApp, type ExampleApp } from '../support/example-app';
 import { ExtraApi } from '../support/extra-api';
 import { freePort, waitFor } from '../support/ports';
@@ -22,9 +22,6 @@ import { startTemporalDevServer, type TemporalDevServer } from '../support/tempo
  */
 jest.setTimeout(120_000);
 
-if (!chromiumInstalled) {
-  console.warn(`browser-auth-e2e.test: SKIPPED, ${CHROMIUM} is missing; scripts/bootstrap.sh installs Debian's chromium when run as root`);
-}
 
 const TOKEN_TTL_S = 12;
 const RENEW_SKEW_S = 6;
@@ -36,7 +33,7 @@ interface RunView {
   state_data?: Record<string, unknown>;
 }
 
-(chromiumInstalled ? describe : describe.skip)('browser auth end to end: the sample app on the real service', () => {
+describeInChromium('browser auth end to end: the sample app on the real service', () => {
   let temporal: TemporalDevServer;
   let extra: ExtraApi;
   let example: ExampleApp;

@@ -1,8 +1,8 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { uniqueId } from '../support/api';
+import { describeInChromium, launchChromium } from '../support/browser-auth';
 import { ExtraApi } from '../support/extra-api';
 import { freePort, waitFor } from '../support/ports';
 import { startTemporalDevServer, type TemporalDevServer } from '../support/temporal-server';
@@ -14,13 +14,8 @@ import { startTemporalDevServer, type TemporalDevServer } from '../support/tempo
  */
 jest.setTimeout(120_000);
 
-const CHROMIUM = '/usr/bin/chromium';
-const chromiumInstalled = fs.existsSync(CHROMIUM);
-if (!chromiumInstalled) {
-  console.warn(`temporal-ui.test: SKIPPED, ${CHROMIUM} is missing; scripts/bootstrap.sh installs Debian's chromium when run as root`);
-}
 
-(chromiumInstalled ? describe : describe.skip)('the Temporal UI of the dev server (headless Chromium)', () => {
+describeInChromium('the Temporal UI of the dev server (headless Chromium)', () => {
   let temporal: TemporalDevServer;
   let extra: ExtraApi;
   let browser: Browser;
@@ -37,10 +32,7 @@ if (!chromiumInstalled) {
     await extra.start();
     token = JSON.parse(extra.cli(['org', 'create', uniqueId('ui'), '--json'])).token;
     await waitFor('the Temporal UI', async () => ((await fetch(uiUrl)).ok ? true : undefined), 30_000);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -9,6 +9,26 @@ import { projectRoot } from '../../db/client';
 export const CHROMIUM = '/usr/bin/chromium';
 export const chromiumInstalled = fs.existsSync(CHROMIUM);
 
+/**
+ * `describe` for a suite that needs Chromium. Without it the suite is skipped, with a warning, on a
+ * developer's machine, but fails in CI (CI=true), where scripts/bootstrap.sh installs it: a browser
+ * gone missing must not pass as green.
+ */
+export function describeInChromium(name: string, suite: () => void): void {
+  const missing = `${CHROMIUM} is missing; scripts/bootstrap.sh installs Debian's chromium when run as root`;
+  if (chromiumInstalled) describe(name, suite);
+  else if (process.env.CI === 'true') {
+    describe(name, () => {
+      it('runs in Chromium', () => {
+        throw new Error(missing);
+      });
+    });
+  } else {
+    console.warn(`${name}: SKIPPED, ${missing}`);
+    describe.skip(name, suite);
+  }
+}
+
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,

@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { LoginHostDouble } from '../doubles/login-host-double';
-import { chromiumInstalled, CHROMIUM, launchChromium } from '../support/browser-auth';
+import { describeInChromium, launchChromium } from '../support/browser-auth';
 import { startExampleApp, type ExampleApp } from '../support/example-app';
 
 /**
@@ -12,13 +12,8 @@ import { startExampleApp, type ExampleApp } from '../support/example-app';
  */
 jest.setTimeout(60_000);
 
-if (!chromiumInstalled) {
-  console.warn(
-    `browser-auth-example.test: SKIPPED, ${CHROMIUM} is missing; scripts/bootstrap.sh installs Debian's chromium when run as root`,
-  );
-}
 
-(chromiumInstalled ? describe : describe.skip)('the browser auth sample app in headless Chromium (login host double)', () => {
+describeInChromium('the browser auth sample app in headless Chromium (login host double)', () => {
   let browser: Browser;
   let login: LoginHostDouble;
   let example: ExampleApp;

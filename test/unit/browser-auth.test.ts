@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { LoginHostDouble } from '../doubles/login-host-double';
-import { chromiumInstalled, CHROMIUM, IMPORT_MAP, launchChromium, startAppOrigin, type Listening } from '../support/browser-auth';
+import { describeInChromium, IMPORT_MAP, launchChromium, startAppOrigin, type Listening } from '../support/browser-auth';
 
 /**
  * sdk/browser-auth in headless Chromium: the built ES module loaded by a page on one loopback
@@ -11,9 +11,6 @@ import { chromiumInstalled, CHROMIUM, IMPORT_MAP, launchChromium, startAppOrigin
  */
 jest.setTimeout(60_000);
 
-if (!chromiumInstalled) {
-  console.warn(`browser-auth.test: SKIPPED, ${CHROMIUM} is missing; scripts/bootstrap.sh installs Debian's chromium when run as root`);
-}
 
 const CLIENT_KEY = 'ck_browser_auth_unit';
 
@@ -67,7 +64,7 @@ const PAGE = () => `<!doctype html><html><head><title>app</title>${IMPORT_MAP}
   window.auth = sdk.createAuthClient({ clientKey: '${CLIENT_KEY}', ...config, storage, onRequiresLogin: () => { window.requiresLogin += 1; } });
 </script></head><body><main>app</main></body></html>`;
 
-(chromiumInstalled ? describe : describe.skip)('the browser auth SDK in headless Chromium', () => {
+describeInChromium('the browser auth SDK in headless Chromium', () => {
   let browser: Browser;
   let app: Listening;
   let login: LoginHostDouble;
