@@ -66,8 +66,13 @@ export const runs = pgTable(
     index('runs_org_type_created_idx').on(t.organizationUuid, t.workflowType, ...newestFirst(t)),
     index('runs_org_status_created_idx').on(t.organizationUuid, t.status, ...newestFirst(t)),
     index('runs_org_state_created_idx').on(t.organizationUuid, t.stateName, ...newestFirst(t)),
-    index('runs_org_schedule_created_idx').on(t.organizationUuid, t.scheduleId, ...newestFirst(t)),
-    index('runs_org_end_user_created_idx').on(t.organizationUuid, t.endUserUuid, ...newestFirst(t)),
+    // Most runs have neither a schedule nor an end user: these two index only the runs that do.
+    index('runs_org_schedule_created_idx')
+      .on(t.organizationUuid, t.scheduleId, ...newestFirst(t))
+      .where(sql`${t.scheduleId} is not null`),
+    index('runs_org_end_user_created_idx')
+      .on(t.organizationUuid, t.endUserUuid, ...newestFirst(t))
+      .where(sql`${t.endUserUuid} is not null`),
   ],
 );
 

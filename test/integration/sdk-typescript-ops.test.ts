@@ -200,25 +200,48 @@ describe('SDK: compositions', () => {
 });
 
 describe('SDK: entitlements', () => {
+  const engine = engineFor();
   it('list: a page with next_cursor, iterable; subject, limit and cursor reach the API', async () => {
     const urls: string[] = [];
     const recording: typeof fetch = (input, init) => {
       urls.push(String(input));
       return fetch(input, init);
     };
-    const engine = engineFor(stackEnv.tokenA, { fetch: recording });
-    const page = await engine.entitlements.list({ subject: 'nobody-sdk', limit: 5 });
+    const recorded = engineFor(stackEnv.tokenA, { fetch: recording });
+    const page = await recorded.entitlements.list({ subject: 'nobody-sdk', limit: 5 });
     expect(page).toMatchObject({ entitlements: [], next_cursor: null });
     const all = [];
     for await (const e of page) all.push(e);
     expect(all).toEqual([]);
     expect(new URL(urls[0]).searchParams.toString()).toBe('subject=nobody-sdk&limit=5');
 
-    const err = await engine.entitlements.list({ cursor: 'not-a-cursor' }).catch((e: unknown) => e);
+    const err = await recorded.entitlements.list({ cursor: 'not-a-cursor' }).catch((e: unknown) => e);
     expect(new URL(urls[1]).searchParams.get('cursor')).toBe('not-a-cursor');
     expect(err).toBeInstanceOf(ValidationError);
     expect(err).toMatchObject({ status: 400, code: 'invalid_cursor' });
     expect((err as ValidationError).fields).toEqual([expect.objectContaining({ field: 'cursor' })]);
+  });
+
+  it('list: iterating a page walks every later page, newest first, each entitlement once', async () => {
+    const subject = uniqueId('sdk-pager');
+    const granted: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const run = await engine.workflows.start('payments.access.grant_on_payment', {
+        event_id: uniqueId('evt'),
+        event_type: 'checkout.session.completed',
+        object_id: 'cs_sdk',
+        client_reference_id: subject,
+        customer_id: null,
+        event_metadata: {},
+      });
+      granted.push(String((await run.wait({ timeoutMs: 60_000 })).entitlement_uuid));
+    }
+    const page = await engine.entitlements.list({ subject, limit: 2 });
+    expect(page.entitlements).toHaveLength(2);
+    expect(page.next_cursor).toEqual(expect.any(String));
+    const walked: string[] = [];
+    for await (const e of page) walked.push(e.entitlement_uuid);
+    expect(walked).toEqual([...granted].reverse());
   });
 });
 

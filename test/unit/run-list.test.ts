@@ -173,4 +173,18 @@ describe.each(engines)('listing runs on %s', (_, open) => {
       if (variant.cursor) expect(plan).toMatch(/Index Cond: .*ROW\(created_at, workflow_id\) </);
     });
   });
+
+  it.each([
+    ['schedule_id', { schedule_id: 'sch_list' }, undefined, 'runs_org_schedule_created_idx'],
+    ['an end user', {}, { endUserUuid: 'usr_list', clientUuid: 'cli_list' }, 'runs_org_end_user_created_idx'],
+  ] as const)('%s: read off its partial index, which holds only the runs that have one', async (_label, filter, owner, index) => {
+    await database.db.transaction(async (tx) => {
+      await tx.execute(sql`set local enable_sort = off`);
+      await tx.execute(sql`set local enable_seqscan = off`);
+      const result = await tx.execute(sql`explain ${listRunsQuery(database.db, ORG, { limit: 20, ...filter }, owner)}`);
+      const plan = rowsOf(result).map((r) => Object.values(r)[0]).join('\n');
+      expect(plan).toContain(`Index Scan using ${index} on runs`);
+      expect(plan).not.toMatch(/Sort|Bitmap/);
+    });
+  });
 });

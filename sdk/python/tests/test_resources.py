@@ -177,10 +177,41 @@ def test_entitlements_sync(client: WorkflowEngine) -> None:
     assert (bad.value.status, bad.value.code) == (400, "invalid_cursor")
 
 
+def _grant(client: WorkflowEngine, subject: str) -> str:
+    run = client.workflows.start(
+        "payments.access.grant_on_payment",
+        {
+            "event_id": unique("evt"),
+            "event_type": "checkout.session.completed",
+            "object_id": "cs_py",
+            "client_reference_id": subject,
+            "customer_id": None,
+            "event_metadata": {},
+        },
+    )
+    return str(run.wait(timeout=45)["entitlement_uuid"])
+
+
+def test_entitlements_pages_sync(client: WorkflowEngine) -> None:
+    subject = unique("py-pager")
+    granted = [_grant(client, subject) for _ in range(3)]
+    page = client.entitlements.page(subject=subject, limit=2)
+    assert [e.entitlement_uuid for e in page.entitlements] == granted[:0:-1]
+    assert page.next_cursor is not None
+    assert [e.entitlement_uuid for e in client.entitlements.list(subject=subject, page_size=2)] == granted[::-1]
+
+
+async def test_entitlements_pages_async(client: WorkflowEngine, aclient: AsyncWorkflowEngine) -> None:
+    subject = unique("py-apager")
+    granted = [_grant(client, subject) for _ in range(3)]
+    walked = [e.entitlement_uuid async for e in aclient.entitlements.list(subject=subject, page_size=2)]
+    assert walked == granted[::-1]
+
+
 async def test_entitlements_async(aclient: AsyncWorkflowEngine) -> None:
-    page = await aclient.entitlements.page(limit=1)
+    page = await aclient.entitlements.page(subject="nobody-py-async", limit=1)
     assert page.entitlements == [] and page.next_cursor is None
-    assert [e async for e in aclient.entitlements.list(page_size=1)] == []
+    assert [e async for e in aclient.entitlements.list(subject="nobody-py-async", page_size=1)] == []
     with pytest.raises(BadRequestError) as bad:
         await aclient.entitlements.page(cursor="not-a-cursor")
     assert bad.value.code == "invalid_cursor"
