@@ -105,10 +105,8 @@ export class AccountsService {
    * 409 is the one answer that tells whether an email is registered, so how fast it can be asked
    * is bounded too).
    */
-  async registrationRetryAfter(address: string): Promise<number> {
-    const key = registrationKey(address);
-    if (await this.accountLimits.take(key, this.config.accounts.registrationsPerClient)) return 0;
-    return this.accountLimits.retryAfter([key]);
+  registrationRetryAfter(address: string): Promise<number> {
+    return this.accountLimits.take(registrationKey(address), this.config.accounts.registrationsPerClient);
   }
 
   /**
@@ -116,7 +114,7 @@ export class AccountsService {
    * window, so nobody can have this service flood an inbox with links. The answers stay the same.
    */
   private async mayMail(app: App, email: string): Promise<boolean> {
-    const allowed = await this.accountLimits.take(mailKey(app.clientUuid, email), this.config.accounts.mailsPerEmail);
+    const allowed = (await this.accountLimits.take(mailKey(app.clientUuid, email), this.config.accounts.mailsPerEmail)) === 0;
     if (!allowed) this.log.info({ client_uuid: app.clientUuid }, 'account mail not sent: this address had its share for the window');
     return allowed;
   }

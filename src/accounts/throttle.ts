@@ -41,11 +41,26 @@ export class KeyedLimiter {
 
   /** One atomic upsert, so concurrent events are all counted. */
   async count(key: string, max: number, now = new Date()): Promise<void> {
+    await this.upsert(key, max, now);
+  }
+
+  /**
+   * Counts one event and says whether it was within the `max` of its window: 0, or the seconds
+   * until that window ends. Counting and deciding are one statement, so concurrent callers cannot
+   * all pass a check made before any of them counted.
+   */
+  async take(key: string, max: number, now = new Date()): Promise<number> {
+    const [row] = await this.upsert(key, max, now);
+    if (row.events <= max) return 0;
+    return Math.max(1, Math.ceil((row.windowStartedAt.getTime() + this.windowSeconds * 1000 - now.getTime()) / 1000));
+  }
+
+  private upsert(key: string, max: number, now: Date) {
     const windowStart = new Date(now.getTime() - this.windowSeconds * 1000);
     const lockEnd = new Date(now.getTime() + this.windowSeconds * 1000);
     const stale = sql`${signInThrottle.windowStartedAt} <= ${windowStart.toISOString()}::timestamptz`;
     const events = sql`CASE WHEN ${stale} THEN 1 ELSE ${signInThrottle.failures} + 1 END`;
-    await this.db
+    return this.db
       .insert(signInThrottle)
       .values({ key, failures: 1, windowStartedAt: now, lockedUntil: max <= 1 ? lockEnd : null })
       .onConflictDoUpdate({
@@ -55,14 +70,8 @@ export class KeyedLimiter {
           windowStartedAt: sql`CASE WHEN ${stale} THEN ${now.toISOString()}::timestamptz ELSE ${signInThrottle.windowStartedAt} END`,
           lockedUntil: sql`CASE WHEN ${events} >= ${max} THEN ${lockEnd.toISOString()}::timestamptz ELSE ${signInThrottle.lockedUntil} END`,
         },
-      });
-  }
-
-  /** Counts one event unless the key is locked; false when it was (the event is refused, not counted). */
-  async take(key: string, max: number, now = new Date()): Promise<boolean> {
-    if ((await this.retryAfter([key], now)) > 0) return false;
-    await this.count(key, max, now);
-    return true;
+      })
+      .returning({ events: signInThrottle.failures, windowStartedAt: signInThrottle.windowStartedAt });
   }
 
   async clear(key: string): Promise<void> {
