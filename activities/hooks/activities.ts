@@ -64,22 +64,24 @@ export function createHookActivities(config: HookActivitiesConfig) {
   return {
     hookCreateRedirect: createRedirect,
 
-    /** Posts the event to the endpoint's own public ingress, as any sender would, then finds it stored. */
     /**
-     * Posts with X-Request-Id `request_id` (the run and its attempt): an attempt retried after the
-     * ingress stored the event but its answer was lost finds that event instead of posting a second.
+     * Posts the event to the endpoint's own public ingress, as any sender would, then finds it
+     * stored. It posts with X-Request-Id `request_id` (the run and its attempt): an attempt retried
+     * after the ingress stored the event but its answer was lost finds that event instead of posting a second.
      */
     async hookReceiveWebhook(req: { organization_uuid: string; endpoint_uuid: string; test_event: unknown; request_id?: string }) {
       await requireEndpoint(req.organization_uuid, req.endpoint_uuid);
+      const body = JSON.stringify(req.test_event);
+      // The body too: anyone may post to the public ingress, naming any request id.
       const prior = req.request_id && (await store.eventByRequestId(req.organization_uuid, req.endpoint_uuid, req.request_id));
-      if (prior) return { event_uuid: prior.eventUuid, ingress_status: 202 as const };
+      if (prior && prior.body === body) return { event_uuid: prior.eventUuid, ingress_status: 202 as const };
       const url = ingressUrl(config.publicApiUrl, req.endpoint_uuid);
       let res;
       const stopHeartbeat = heartbeatWhileWaiting();
       try {
         res = await fetch(url, {
           method: 'POST',
-          body: JSON.stringify(req.test_event),
+          body,
           headers: { 'content-type': 'application/json', 'user-agent': 'workflow-engine-hooks/1', ...(req.request_id ? { 'x-request-id': req.request_id } : {}) },
           redirect: 'error',
           signal: callSignal(config.timeoutMs),

@@ -20,7 +20,6 @@ export interface AccountsConfig {
   accountLimitWindowSeconds: number;
 }
 
-
 export function loadAccountsConfig(env: NodeJS.ProcessEnv, dataDir: string): AccountsConfig {
   const smtpUrl = env.SMTP_URL || undefined;
   if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) throw new Error('SMTP_URL must start with smtp:// or smtps://');
