@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../db/client';
 import { freePort, waitFor } from './ports';
+import { SUITE_REGISTRATIONS_PER_CLIENT } from './stack';
 
 /**
  * A second API process (or API + worker) with its own settings, for suites that need a
@@ -30,6 +31,7 @@ export class ExtraApi {
       // One database, one master key: what the stack sealed there (signing keys, connection
       // secrets) the extra API must open, and the other way round.
       ENGINE_SECRET_KEY: process.env.TEST_DATABASE_URL ? process.env.TEST_ENGINE_SECRET_KEY! : randomBytes(32).toString('hex'),
+      REGISTRATIONS_PER_CLIENT: SUITE_REGISTRATIONS_PER_CLIENT,
       ...overrides,
     };
     if (process.env.TEST_DATABASE_URL) {
