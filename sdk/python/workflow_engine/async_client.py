@@ -14,6 +14,7 @@ from httpx_sse import aconnect_sse
 
 from . import _calls as c
 from . import models as m
+from ._paging import awalk
 from .errors import APIError, WaitTimeoutError, WorkflowEngineError, error_for
 
 T = TypeVar("T")
@@ -199,7 +200,7 @@ class AsyncWorkflows:
         """A run."""
         return await self._t.call(c.get_run(workflow_id))
 
-    async def list(
+    def list(
         self,
         *,
         workflow_type: str | None = None,
@@ -216,14 +217,7 @@ class AsyncWorkflows:
             "schedule_id": schedule_id,
             "limit": page_size,
         }
-        cursor: str | None = None
-        while True:
-            page = await self._t.call(c.list_runs(filters, cursor))
-            for run in page.runs:
-                yield run
-            if not page.next_cursor:
-                return
-            cursor = page.next_cursor
+        return awalk(lambda cursor: self._t.call(c.list_runs(filters, cursor)), lambda page: page.runs)
 
     async def history(self, workflow_id: str) -> m.History:
         """Every transition of a run, in order."""
@@ -432,16 +426,11 @@ class AsyncEntitlements:
         """One page, newest first; pass its ``next_cursor`` as `cursor` for the next."""
         return await self._t.call(c.list_entitlements(subject, limit, cursor))
 
-    async def list(self, *, subject: str | None = None, page_size: int | None = None) -> AsyncIterator[m.Entitlement]:
+    def list(self, *, subject: str | None = None, page_size: int | None = None) -> AsyncIterator[m.Entitlement]:
         """Every entitlement (of `subject`), newest first, fetching page after page as it is iterated."""
-        cursor: str | None = None
-        while True:
-            page = await self.page(subject=subject, limit=page_size, cursor=cursor)
-            for entitlement in page.entitlements:
-                yield entitlement
-            if not page.next_cursor:
-                return
-            cursor = page.next_cursor
+        return awalk(
+            lambda cursor: self.page(subject=subject, limit=page_size, cursor=cursor), lambda page: page.entitlements
+        )
 
 
 class AsyncApps:

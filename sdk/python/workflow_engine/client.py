@@ -13,6 +13,7 @@ from httpx_sse import connect_sse
 
 from . import _calls as c
 from . import models as m
+from ._paging import walk
 from .errors import APIError, WaitTimeoutError, WorkflowEngineError, error_for
 
 T = TypeVar("T")
@@ -215,13 +216,7 @@ class Workflows:
             "schedule_id": schedule_id,
             "limit": page_size,
         }
-        cursor: str | None = None
-        while True:
-            page = self._t.call(c.list_runs(filters, cursor))
-            yield from page.runs
-            if not page.next_cursor:
-                return
-            cursor = page.next_cursor
+        return walk(lambda cursor: self._t.call(c.list_runs(filters, cursor)), lambda page: page.runs)
 
     def history(self, workflow_id: str) -> m.History:
         """Every transition of a run, in order."""
@@ -428,13 +423,9 @@ class Entitlements:
 
     def list(self, *, subject: str | None = None, page_size: int | None = None) -> Iterator[m.Entitlement]:
         """Every entitlement (of `subject`), newest first, fetching page after page as it is iterated."""
-        cursor: str | None = None
-        while True:
-            page = self.page(subject=subject, limit=page_size, cursor=cursor)
-            yield from page.entitlements
-            if not page.next_cursor:
-                return
-            cursor = page.next_cursor
+        return walk(
+            lambda cursor: self.page(subject=subject, limit=page_size, cursor=cursor), lambda page: page.entitlements
+        )
 
 
 class Apps:

@@ -1,3 +1,4 @@
+import { walkable } from '../paging.js';
 import type { Transport } from '../transport.js';
 import type { Entitlement, EntitlementFilters, EntitlementPage } from '../types.js';
 
@@ -10,16 +11,8 @@ export class EntitlementsManager {
 
   /** One page (newest first); `for await (const e of await list(…))` walks every page. */
   async list(filters: EntitlementFilters = {}): Promise<EntitlementList> {
-    const page = await this.page(filters);
-    const walk = async function* (this: EntitlementsManager): AsyncGenerator<Entitlement> {
-      let current: EntitlementPage = page;
-      for (;;) {
-        yield* current.entitlements;
-        if (!current.next_cursor) return;
-        current = await this.page({ ...filters, cursor: current.next_cursor });
-      }
-    }.bind(this);
-    return { ...page, [Symbol.asyncIterator]: walk };
+    const first = await this.page(filters);
+    return walkable(first, (p) => p.entitlements, (cursor) => this.page({ ...filters, cursor }));
   }
 
   private async page(filters: EntitlementFilters): Promise<EntitlementPage> {

@@ -1,5 +1,6 @@
 import { RunHandle } from '../handle.js';
 import type { RunEvent } from '../events.js';
+import { walkable } from '../paging.js';
 import type { Transport } from '../transport.js';
 import type { CancelResult, Run, RunHistory, RunListFilters, RunPage, StartResult } from '../types.js';
 
@@ -43,16 +44,8 @@ export class WorkflowsManager {
 
   /** One page (newest first); `for await (const run of await list(…))` walks every page. */
   async list(filters: RunListFilters = {}): Promise<RunList> {
-    const page = await this.page(filters);
-    const walk = async function* (this: WorkflowsManager): AsyncGenerator<Run> {
-      let current: RunPage = page;
-      for (;;) {
-        yield* current.runs;
-        if (!current.next_cursor) return;
-        current = await this.page({ ...filters, cursor: current.next_cursor });
-      }
-    }.bind(this);
-    return { ...page, [Symbol.asyncIterator]: walk };
+    const first = await this.page(filters);
+    return walkable(first, (p) => p.runs, (cursor) => this.page({ ...filters, cursor }));
   }
 
   async history(workflowId: string): Promise<RunHistory> {
