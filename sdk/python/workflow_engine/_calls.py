@@ -55,6 +55,12 @@ def _model(cls: type[T]) -> Callable[[Any], T]:
     return adapter.validate_python
 
 
+def _listed(cls: type[T], key: str) -> Callable[[Any], list[T]]:
+    """The parser of a list the API answers under `key` (``{"schedules": [...]}``)."""
+    parse = _model(cls)
+    return lambda body: [parse(item) for item in body[key]]
+
+
 def _nothing(_: Any) -> None:
     return None
 
@@ -119,15 +125,14 @@ def cancel(workflow_id: str) -> Call[m.CancelResult]:
 
 
 def list_plugins() -> Call[list[m.Plugin]]:
-    return Call("GET", "/api/plugins", lambda body: _model(list[m.Plugin])(body["plugins"]))
+    return Call("GET", "/api/plugins", _listed(m.Plugin, "plugins"))
 
 
 def list_connections(plugin: str | None) -> Call[list[m.Connection]]:
-    parse = _model(list[m.Connection])
     return Call(
         "GET",
         "/api/connections",
-        lambda body: parse(body["connections"]),
+        _listed(m.Connection, "connections"),
         params={"plugin": plugin} if plugin else None,
     )
 
@@ -163,8 +168,7 @@ def create_schedule(
 
 
 def list_schedules() -> Call[list[m.Schedule]]:
-    parse = _model(list[m.Schedule])
-    return Call("GET", "/api/schedules", lambda body: parse(body["schedules"]))
+    return Call("GET", "/api/schedules", _listed(m.Schedule, "schedules"))
 
 
 def get_schedule(schedule_id: str) -> Call[m.Schedule]:
@@ -192,8 +196,7 @@ def create_hook_endpoint(name: str, target_url: str, secret_ref: str | None) -> 
 
 
 def list_hook_endpoints() -> Call[list[m.HookEndpoint]]:
-    parse = _model(list[m.HookEndpoint])
-    return Call("GET", "/api/hooks/endpoints", lambda body: parse(body["endpoints"]))
+    return Call("GET", "/api/hooks/endpoints", _listed(m.HookEndpoint, "endpoints"))
 
 
 def get_hook_endpoint(endpoint_uuid: str) -> Call[m.HookEndpoint]:
@@ -210,11 +213,10 @@ def rotate_hook_secret(endpoint_uuid: str) -> Call[m.HookSecretRotated]:
 
 
 def list_hook_events(endpoint_uuid: str, limit: int | None) -> Call[list[m.HookEvent]]:
-    parse = _model(list[m.HookEvent])
     return Call(
         "GET",
         f"/api/hooks/endpoints/{seg(endpoint_uuid)}/events",
-        lambda body: parse(body["events"]),
+        _listed(m.HookEvent, "events"),
         params={"limit": str(limit)} if limit is not None else None,
     )
 
@@ -248,8 +250,7 @@ def create_composition(
 
 
 def list_compositions() -> Call[list[m.Composition]]:
-    parse = _model(list[m.Composition])
-    return Call("GET", "/api/compositions", lambda body: parse(body["compositions"]))
+    return Call("GET", "/api/compositions", _listed(m.Composition, "compositions"))
 
 
 def get_composition(composition_uuid: str) -> Call[m.CompositionDetail]:
@@ -271,8 +272,7 @@ def list_entitlements(subject: str | None, limit: int | None, cursor: str | None
 
 
 def list_apps() -> Call[list[m.App]]:
-    parse = _model(list[m.App])
-    return Call("GET", "/api/apps", lambda body: parse(body["apps"]))
+    return Call("GET", "/api/apps", _listed(m.App, "apps"))
 
 
 def stream_path(workflow_id: str) -> str:
