@@ -17,7 +17,6 @@ import { canonicalUuid } from '../common/uuid';
 
 type VersionRow = typeof compositionVersions.$inferSelect;
 
-
 /**
  * An organization's composed workflow types. Steps are checked against the built-in types when a
  * version is created, and a version never changes afterwards: its definition is cached for good.

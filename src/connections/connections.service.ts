@@ -25,7 +25,6 @@ export const updateBody = z.strictObject({
 export type CreateBody = z.output<typeof createBody>;
 export type UpdateBody = z.output<typeof updateBody>;
 
-
 @Injectable()
 export class ConnectionsService {
   constructor(

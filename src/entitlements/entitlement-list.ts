@@ -5,7 +5,6 @@ import { entitlements } from '../../db/schema';
 import { decodeTimeCursor, encodeTimeCursor } from '../common/time-cursor';
 import { canonicalUuid } from '../common/uuid';
 
-
 export const entitlementQuerySchema = z.strictObject({
   subject: z.string().min(1).max(255).optional().describe('Only this subject (client_reference_id or customer_id of the payment)'),
   limit: z.coerce.number().int().min(1).max(100).default(20),

@@ -11,7 +11,6 @@ import { RunsService } from '../runs/runs.service';
 import type { CreateEndpointBody } from './hooks.schemas';
 import { canonicalUuid } from '../common/uuid';
 
-
 export const REPLAY_TYPE = 'hook.replay-event';
 
 /** The org-scoped side of webhook redirects; another organization's endpoint or event is reported as missing. */

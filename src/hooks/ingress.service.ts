@@ -10,10 +10,7 @@ import type { Logger } from '../logger';
 import { RunsService } from '../runs/runs.service';
 import { REPLAY_TYPE } from './hooks.service';
 import { canonicalUuid } from '../common/uuid';
-
-
-/** Headers kept with an event: what a receiver needs to interpret the body, never credentials or cookies. */
-const KEPT_HEADERS = ['content-type', 'user-agent', 'idempotency-key', 'x-request-id', 'webhook-id', 'webhook-timestamp'];
+import { keptHeaders } from './kept-headers';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -63,8 +60,7 @@ export class IngressService {
     }
     const unstorable = findUnstorableText(text, ['body']);
     if (unstorable) throw validationFailed([unstorable]);
-    const kept = Object.fromEntries(KEPT_HEADERS.flatMap((h) => (typeof headers[h] === 'string' ? [[h, headers[h] as string]] : [])));
-    const event = await this.store.insertEvent(endpoint, text, kept);
+    const event = await this.store.insertEvent(endpoint, text, keptHeaders(headers));
     this.runs.start(ingressPrincipal(endpoint.organizationUuid), { workflow_type: REPLAY_TYPE, initial_data: { event_uuid: event.eventUuid } }).catch((err) => {
       const fields = { err: loggableError(err), event_uuid: event.eventUuid, organization_uuid: endpoint.organizationUuid };
       this.log.warn(fields, 'hook delivery not started; the event stays pending');

@@ -16,7 +16,6 @@ export interface LimitsConfig {
   ingressPerMinuteEndpoint: number;
 }
 
-
 export function loadLimits(env: NodeJS.ProcessEnv): LimitsConfig {
   const bodyMaxDepth = envInteger(env, 'BODY_MAX_DEPTH', 64);
   // Unlike the rate limits, this one cannot be turned off: it is what keeps later walks over a body bounded.

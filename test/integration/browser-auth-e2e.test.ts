@@ -22,7 +22,6 @@ import { startTemporalDevServer, type TemporalDevServer } from '../support/tempo
  */
 jest.setTimeout(120_000);
 
-
 const TOKEN_TTL_S = 12;
 const RENEW_SKEW_S = 6;
 const EMAIL = `${uniqueId('ada')}@example.test`;

@@ -14,7 +14,6 @@ import { startTemporalDevServer, type TemporalDevServer } from '../support/tempo
  */
 jest.setTimeout(120_000);
 
-
 describeInChromium('the Temporal UI of the dev server (headless Chromium)', () => {
   let temporal: TemporalDevServer;
   let extra: ExtraApi;

@@ -12,7 +12,6 @@ import { startExampleApp, type ExampleApp } from '../support/example-app';
  */
 jest.setTimeout(60_000);
 
-
 describeInChromium('the browser auth sample app in headless Chromium (login host double)', () => {
   let browser: Browser;
   let login: LoginHostDouble;

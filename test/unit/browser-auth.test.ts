@@ -11,7 +11,6 @@ import { describeInChromium, IMPORT_MAP, launchChromium, startAppOrigin, type Li
  */
 jest.setTimeout(60_000);
 
-
 const CLIENT_KEY = 'ck_browser_auth_unit';
 
 /** What the test page puts on window (see PAGE); typed loosely, as the page's code is plain JS. */

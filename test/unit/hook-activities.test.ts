@@ -11,6 +11,7 @@ import { SecretBox } from '../../activities/secret-box';
 import { type DatabaseHandle, openDatabase } from '../../db/client';
 import { loadConfig } from '../../src/config';
 import { workerActivities } from '../../src/worker/worker';
+import { startIngressStandIn } from '../support/ingress-stand-in';
 import { dispatcherFor, outboundAllowFor } from '../support/outbound';
 
 /** A tenant's host name that resolves to the API's own address: the target_url check sees only the name. */
@@ -33,14 +34,12 @@ interface Server {
   close(): Promise<void>;
 }
 
-/** A loopback server; without `answer` it never answers, so a call to it waits until it is cancelled. */
-async function serve(answer?: (req: http.IncomingMessage, res: http.ServerResponse, body: string) => Promise<void>): Promise<Server> {
+/** A loopback server that never answers, so a call to it waits until it is cancelled. */
+async function neverAnswering(): Promise<Server> {
   const requests: string[] = [];
-  const server = http.createServer((req, res) => {
+  const server = http.createServer((req) => {
     requests.push(`${req.method} ${req.url}`);
-    let body = '';
-    req.on('data', (chunk) => (body += chunk));
-    req.on('end', () => void answer?.(req, res, body));
+    req.resume();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -86,19 +85,11 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe("the worker's activities and the API's own origin (PUBLIC_API_URL on loopback)", () => {
-  let api: Server;
+  let api: Awaited<ReturnType<typeof startIngressStandIn>>;
   let activities: ReturnType<typeof workerActivities>;
 
   beforeAll(async () => {
-    // The ingress stand-in: stores what is posted to an endpoint, as the API's would.
-    api = await serve(async (req, res, body) => {
-      const uuid = /^\/api\/hooks\/r\/([^/?]+)$/.exec(req.url ?? '')?.[1];
-      const row = req.method === 'POST' && uuid ? await hooks.endpoint(ORG, uuid) : undefined;
-      if (!row) return void res.writeHead(404).end();
-      const requestId = req.headers['x-request-id'];
-      const event = await hooks.insertEvent(row, body, typeof requestId === 'string' ? { 'x-request-id': requestId } : {});
-      res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ event_uuid: event.eventUuid }));
-    });
+    api = await startIngressStandIn(hooks);
     const config = loadConfig({ PUBLIC_API_URL: api.url, ALLOW_HTTP_HOSTS: `127.0.0.1,${API_ALIAS}`, PROVIDER_TIMEOUT_MS: '2000' });
     activities = workerActivities(config, database, connections, hooks);
   });
@@ -151,7 +142,7 @@ describe('a hook activity cancelled while its call waits', () => {
   let activities: ReturnType<typeof createHookActivities>;
 
   beforeAll(async () => {
-    [target, ingress] = await Promise.all([serve(), serve()]);
+    [target, ingress] = await Promise.all([neverAnswering(), neverAnswering()]);
     activities = createHookActivities({
       allowHttpHosts: ['127.0.0.1'],
       timeoutMs: 30_000,
