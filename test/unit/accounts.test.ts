@@ -10,7 +10,7 @@ import { Csrf } from '../../src/accounts/csrf';
 import { createMailer } from '../../src/accounts/mailer';
 import { signInPage } from '../../src/accounts/pages/views';
 import { hashPassword, passwordSchema, verifyAgainstDecoy, verifyPassword } from '../../src/accounts/passwords';
-import { accountKey, clientKey, SignInThrottle } from '../../src/accounts/throttle';
+import { accountKey, clientKey, KeyedLimiter, SignInThrottle } from '../../src/accounts/throttle';
 import { TotpChallenge } from '../../src/accounts/totp-challenge';
 import { startSmtpDouble } from '../doubles/smtp-double';
 import { newTotpSecret, otpauthUri, totpCode, totpStep } from '../../src/accounts/totp';
@@ -178,7 +178,7 @@ describe('hosted pages', () => {
   });
 });
 
-describe('sign-in throttle', () => {
+describe('sign-in throttle and the account limits (KeyedLimiter)', () => {
   let database: DatabaseHandle;
   beforeAll(async () => {
     database = await openDatabase({});
@@ -221,5 +221,24 @@ describe('sign-in throttle', () => {
     expect(await throttle.retryAfter([account], later)).toBe(0);
     await throttle.recordFailure(account, clientKey('10.0.0.3'), later);
     expect(await throttle.retryAfter([account], later)).toBe(60);
+  });
+
+  it('takes max events a window per key, then refuses until its window has passed', async () => {
+    const limiter = new KeyedLimiter(database.db, 60);
+    const t0 = new Date('2026-01-01T00:00:00Z');
+    const at = (s: number) => new Date(t0.getTime() + s * 1000);
+    expect(await limiter.take('mail:a', 3, at(0))).toBe(0);
+    expect(await limiter.take('mail:a', 3, at(1))).toBe(0);
+    expect(await limiter.take('mail:b', 3, at(1))).toBe(0);
+    expect(await limiter.take('mail:a', 3, at(2))).toBe(0);
+    expect(await limiter.take('mail:a', 3, at(3))).toBe(57);
+    expect(await limiter.take('mail:b', 3, at(3))).toBe(0);
+    expect(await limiter.take('mail:a', 3, at(61))).toBe(0);
+  });
+
+  it('lets exactly max of many concurrent takes through', async () => {
+    const limiter = new KeyedLimiter(database.db, 60);
+    const waits = await Promise.all(Array.from({ length: 12 }, () => limiter.take('register:concurrent', 5)));
+    expect(waits.filter((w) => w === 0)).toHaveLength(5);
   });
 });
