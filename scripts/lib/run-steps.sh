@@ -1,6 +1,7 @@
 # Sourced by scripts/test.sh and scripts/fuzz.sh: runs every step in STEPS even when an earlier
 # one fails, counts tests from jest's "Tests:" lines, then prints a summary whose last line is
-# "N passed, N failed[, N skipped]". Returns non-zero if any step failed.
+# "N passed, N failed[, N skipped]". Under a failed step it lists jest's failing suites and
+# tests, so the tail of a long CI log alone says what failed. Returns non-zero if any step failed.
 # Usage: run_steps "<summary title>" "${STEPS[@]}"
 run_steps() {
   local title=$1
@@ -34,6 +35,12 @@ run_steps() {
     counts=""
     [[ -n $line ]] && counts=" [$p passed, $f failed, $s skipped]"
     report+=("$(printf '%-4s %4ss  %s%s' "$status" $((SECONDS - t0)) "$step" "$counts")")
+    if ((rc != 0)); then
+      # "FAIL test/unit/x.test.ts" and "  ● Suite › test" headers; console blocks are not failures.
+      while IFS= read -r line; do report+=("       $line"); done < <(
+        sed 's/\x1b\[[0-9;]*m//g' "$out" | grep -E '^(FAIL |  ● )' | grep -v '● Console' | awk '!seen[$0]++' | head -n 40
+      )
+    fi
   done
 
   printf '\n==> %s (%d of %d steps failed)\n' "$title" "$failed_steps" "$#"
