@@ -1,4 +1,5 @@
 import path from 'node:path';
+import proxyAddr from 'proxy-addr';
 import { originOf } from '../activities/origin';
 import { parseAllowHttpHosts } from '../activities/outbound';
 import { DEFAULT_TOLERANCE_SECONDS } from '../activities/payments-signature';
@@ -174,6 +175,13 @@ function parseTrustProxy(raw: string | undefined): number | string | undefined {
   if (!value) return undefined;
   if (/^\d+$/.test(value)) return Number(value);
   if (value === 'true' || value === '*') throw new Error('TRUST_PROXY must name the proxies to trust (a hop count, "loopback", addresses or CIDRs), not all of them');
+  const entries = value.split(',').map((entry) => entry.trim());
+  try {
+    // Express compiles the setting with proxy-addr; compiling it here refuses the same values, naming the variable.
+    proxyAddr.compile(entries);
+  } catch (err) {
+    throw new Error(`TRUST_PROXY: ${(err as Error).message} (expected a hop count, "loopback", "linklocal", "uniquelocal", addresses or CIDRs, comma-separated)`);
+  }
   return value;
 }
 

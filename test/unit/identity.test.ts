@@ -81,4 +81,11 @@ describe('TRUST_PROXY', () => {
     expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).trustProxy).toBe('loopback, 10.0.0.0/8');
     expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY/);
   });
+
+  it.each(['10.0.0.0/33', 'proxy.example', 'loopback, 300.1.1.1', '10.0.0.1/255.0.255.0'])(
+    'refuses %p at start-up, naming the variable, before Express would',
+    (raw) => {
+      expect(() => loadConfig({ TRUST_PROXY: raw })).toThrow(/^TRUST_PROXY: .*expected a hop count/);
+    },
+  );
 });
