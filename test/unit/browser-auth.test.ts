@@ -238,7 +238,7 @@ describeInChromium('the browser auth SDK in headless Chromium', () => {
     });
 
     it('sessionStorage (the default) survives a reload; an expired token is no session', async () => {
-      login.ttlSeconds = 2;
+      login.ttlSeconds = 4; // time for sign-in and a reload before it expires, on a loaded machine too
       const { page, session } = await signedIn();
       await page.reload();
       await page.waitForFunction(() => (globalThis as unknown as PageGlobals).auth !== undefined);

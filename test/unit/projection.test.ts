@@ -49,7 +49,10 @@ describe('projection on PGlite', () => {
     ]);
     const [run] = await database.db.select().from(runs).where(eq(runs.workflowId, 'wf_a'));
     expect(run).toMatchObject({ stateName: 'done', lastSeq: 2, isTerminal: true, status: 'COMPLETED', stateData: { ok: true } });
-    await new Promise((r) => setTimeout(r, 50));
+    // Notifications arrive on their own connection: wait for the two expected, then a little longer
+    // so that one for a redelivery would have arrived too.
+    for (const deadline = Date.now() + 10_000; heard.length < 2 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 100));
     expect(heard).toEqual(['wf_a:1', 'wf_a:2t']);
     await unlisten();
   });
