@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import { randomUUID } from 'node:crypto';
 import type { DatabaseHandle } from '../../db/client';
 import { compositions, compositionVersions } from '../../db/schema';
@@ -86,15 +86,27 @@ export class CompositionsService {
     };
   }
 
-  /** Every startable composed type of the organization (each version of each composition). */
+  /**
+   * Every startable composed type of the organization (each version of each composition). Lists
+   * read the versions' keys; a plan is read only for a version this process has not compiled yet.
+   */
   async listTypes(organizationUuid: string): Promise<WorkflowDefinition[]> {
-    const rows = await this.db
-      .select({ version: compositionVersions })
+    const keys = await this.db
+      .select({ compositionUuid: compositionVersions.compositionUuid, version: compositionVersions.version })
       .from(compositionVersions)
       .innerJoin(compositions, eq(compositions.compositionUuid, compositionVersions.compositionUuid))
       .where(eq(compositions.organizationUuid, organizationUuid))
       .orderBy(desc(compositions.createdAt), desc(compositionVersions.compositionUuid), desc(compositionVersions.version));
-    return rows.map((r) => this.definitionOf(organizationUuid, r.version));
+    const typeOf = (k: { compositionUuid: string; version: number }) => composedType(k.compositionUuid, k.version);
+    const uncached = keys.filter((k) => !this.definitions.has(typeOf(k)));
+    if (uncached.length) {
+      const rows = await this.db
+        .select()
+        .from(compositionVersions)
+        .where(inArray(compositionVersions.compositionUuid, [...new Set(uncached.map((k) => k.compositionUuid))]));
+      for (const row of rows) this.definitionOf(organizationUuid, row);
+    }
+    return keys.flatMap((k) => this.definitions.get(typeOf(k))?.definition ?? []);
   }
 
   /** The definition of `virtual.<uuid>@N` for this organization; undefined for another organization's or an unknown one. */

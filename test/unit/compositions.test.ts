@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { openDatabase, type DatabaseHandle } from '../../db/client';
+import type { Principal } from '../../src/auth/principal';
+import { CompositionsService } from '../../src/compositions/compositions.service';
 import { compileComposition } from '../../src/compositions/compile';
 import { compositionBodySchema, type CompositionStep } from '../../src/compositions/composition-body';
 import { buildOpenApiDocument } from '../../src/openapi/document';
@@ -223,5 +226,45 @@ describe('OpenAPI document', () => {
     const bodies = doc.paths['/api/workflows/start'].post.requestBody.content['application/json'].schema.oneOf;
     const composed = bodies.find((b: { title: string }) => b.title.startsWith('virtual.'));
     expect(new RegExp(composed.properties.workflow_type.pattern).test(composedType('0b7c6a3e-8d1f-4c2a-9e5b-1a2b3c4d5e6f', 12))).toBe(true);
+  });
+});
+
+describe('composed types listed by a process that did not create them', () => {
+  let database: DatabaseHandle;
+  const member = (organization_uuid: string): Principal => ({
+    user_id: 'tok_unit',
+    organization_uuid,
+    username: 'unit',
+    token_type: 'org_member',
+    principal_type: 'api_token',
+  });
+  const body = (name: string) => compositionBodySchema.parse({ name, steps: [info()] });
+
+  beforeAll(async () => {
+    database = await openDatabase({});
+    await database.migrate();
+  });
+  afterAll(() => database.close());
+
+  it('lists every version, newest composition first, as the creating process does, from the plans it reads once', async () => {
+    const creator = new CompositionsService(database);
+    const first = await creator.create(member('org_list_a'), body('first'));
+    const second = await creator.create(member('org_list_a'), body('second'));
+    await creator.update(member('org_list_a'), second.composition_uuid, body('second, again'));
+    await creator.create(member('org_list_b'), body('elsewhere'));
+
+    const fresh = new CompositionsService(database);
+    const listed = await fresh.listTypes('org_list_a');
+    expect(listed.map((d) => d.workflow_type)).toEqual([
+      composedType(second.composition_uuid, 2),
+      composedType(second.composition_uuid, 1),
+      composedType(first.composition_uuid, 1),
+    ]);
+    expect(listed.map((d) => d.workflow_type)).toEqual((await creator.listTypes('org_list_a')).map((d) => d.workflow_type));
+    expect(listed.map((d) => d.description)).toEqual(expect.arrayContaining([expect.stringContaining('second, again')]));
+    // Listed again: the same compiled definitions, not new ones from plans read anew.
+    const again = await fresh.listTypes('org_list_a');
+    again.forEach((d, i) => expect(d).toBe(listed[i]));
+    expect(await fresh.listTypes('org_unknown')).toEqual([]);
   });
 });
