@@ -15,7 +15,7 @@ import { HookStore } from '../../activities/hooks/store';
 import { parseOutboundAllow } from '../../activities/outbound-allow';
 import { createProjection } from '../../activities/projection';
 import { SecretBox } from '../../activities/secret-box';
-import { type DatabaseHandle, openDatabase, projectRoot } from '../../db/client';
+import { type DatabaseHandle, projectRoot } from '../../db/client';
 import { compileComposition } from '../../src/compositions/compile';
 import type { ComposedRunInput } from '../../workflows/composition/definition';
 import { findDefinition } from '../../workflows/registry';
@@ -30,6 +30,7 @@ import { startHookTarget } from '../doubles/hook-target';
 import { dispatcherFor, outboundAllowFor } from '../support/outbound';
 import { startIngressStandIn } from '../support/ingress-stand-in';
 import { localEnv, testDataConverter } from '../support/temporal-test-env';
+import { openMigratedPglite } from '../support/pglite';
 
 /**
  * Not part of `make test`: `make record-histories` runs each workflow type
@@ -54,8 +55,7 @@ describe('record workflow histories', () => {
 
   beforeAll(async () => {
     env = await localEnv();
-    database = await openDatabase({});
-    await database.migrate();
+    database = await openMigratedPglite();
     double = await startEsignDouble();
     dbhostDouble = await startDbhostDouble();
     connections = new ConnectionStore(database.db, SecretBox.derive(randomBytes(32), 'connections'));

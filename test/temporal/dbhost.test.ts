@@ -7,12 +7,13 @@ import { Worker } from '@temporalio/worker';
 import { ConnectionStore } from '../../activities/connections';
 import { createDbhostActivities } from '../../activities/dbhost';
 import { SecretBox } from '../../activities/secret-box';
-import { type DatabaseHandle, openDatabase } from '../../db/client';
+import type { DatabaseHandle } from '../../db/client';
 import type { EngineWorkflowInput, FailedRunDetails, TransitionEvent } from '../../workflows/runtime/contract';
 import type { RunData } from '../../workflows/runtime/definition';
 import { DBHOST_VALID_TOKEN, doubleEndpoints, startDbhostDouble } from '../doubles/dbhost-double';
 import { dispatcherFor } from '../support/outbound';
 import { testDataConverter, timeSkippingEnv } from '../support/temporal-test-env';
+import { openMigratedPglite } from '../support/pglite';
 
 /**
  * The two database-host types, with their real definitions and real activities
@@ -44,8 +45,7 @@ describe('dbhost workflow types on the time-skipping server', () => {
 
   beforeAll(async () => {
     env = await timeSkippingEnv();
-    database = await openDatabase({});
-    await database.migrate();
+    database = await openMigratedPglite();
     double = await startDbhostDouble();
     const store = new ConnectionStore(database.db, SecretBox.derive(randomBytes(32), 'connections'));
     const create = async (org: string, plugin: string, name: string, token: string, config: Record<string, unknown>) =>

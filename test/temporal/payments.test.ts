@@ -6,11 +6,12 @@ import { ConnectionStore } from '../../activities/connections';
 import { claimEvent, createPaymentsActivities } from '../../activities/payments';
 import { createProjection } from '../../activities/projection';
 import { SecretBox } from '../../activities/secret-box';
-import { type DatabaseHandle, openDatabase } from '../../db/client';
+import type { DatabaseHandle } from '../../db/client';
 import { paymentEvents } from '../../db/schema';
 import { eq } from 'drizzle-orm';
 import { checkoutSession, sign } from '../support/payments-events';
 import { localEnv, testDataConverter } from '../support/temporal-test-env';
+import { openMigratedPglite } from '../support/pglite';
 
 jest.setTimeout(90_000);
 
@@ -32,8 +33,7 @@ describe('payments.webhooks.receive and a lagging worker', () => {
 
   beforeAll(async () => {
     env = await localEnv();
-    database = await openDatabase({});
-    await database.migrate();
+    database = await openMigratedPglite();
     const connections = new ConnectionStore(database.db, SecretBox.derive(randomBytes(32), 'connections'));
     connection = (await connections.create(ORG, 'payments', 'lag', { webhook_secret: SECRET }, {}))!.connectionUuid;
     worker = await Worker.create({

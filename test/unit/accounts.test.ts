@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SecretBox } from '../../activities/secret-box';
-import { type DatabaseHandle, openDatabase } from '../../db/client';
+import type { DatabaseHandle } from '../../db/client';
 import { registerBody } from '../../src/accounts/account-schemas';
 import { pickAuthorizeParams } from '../../src/accounts/authorize-params';
 import { Csrf } from '../../src/accounts/csrf';
@@ -14,6 +14,7 @@ import { accountKey, clientKey, KeyedLimiter, SignInThrottle } from '../../src/a
 import { TotpChallenge } from '../../src/accounts/totp-challenge';
 import { startSmtpDouble } from '../doubles/smtp-double';
 import { newTotpSecret, otpauthUri, totpCode, totpStep } from '../../src/accounts/totp';
+import { openMigratedPglite } from '../support/pglite';
 
 describe('passwords', () => {
   it('hashes with scrypt and a fresh salt, and verifies only the same password', async () => {
@@ -181,8 +182,7 @@ describe('hosted pages', () => {
 describe('sign-in throttle and the account limits (KeyedLimiter)', () => {
   let database: DatabaseHandle;
   beforeAll(async () => {
-    database = await openDatabase({});
-    await database.migrate();
+    database = await openMigratedPglite();
   });
   afterAll(() => database.close());
 

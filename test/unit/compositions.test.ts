@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { openDatabase, type DatabaseHandle } from '../../db/client';
+import type { DatabaseHandle } from '../../db/client';
 import type { Principal } from '../../src/auth/principal';
 import { CompositionsService } from '../../src/compositions/compositions.service';
 import { compileComposition } from '../../src/compositions/compile';
@@ -9,6 +9,7 @@ import { COMPOSED_WORKFLOW, compositionDefinition, temporalStart } from '../../w
 import { composedType, parseComposedType, type Plan } from '../../workflows/composition/plan';
 import { findDefinition } from '../../workflows/registry';
 import { ANY_STATE, defineWorkflow, failureFields } from '../../workflows/runtime/definition';
+import { openMigratedPglite } from '../support/pglite';
 
 const RESOURCES = 'esign.resources.get-resource-information';
 const DELETE = 'esign.authorizations.delete-user-authorization';
@@ -241,8 +242,7 @@ describe('composed types listed by a process that did not create them', () => {
   const body = (name: string) => compositionBodySchema.parse({ name, steps: [info()] });
 
   beforeAll(async () => {
-    database = await openDatabase({});
-    await database.migrate();
+    database = await openMigratedPglite();
   });
   afterAll(() => database.close());
 

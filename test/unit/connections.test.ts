@@ -6,8 +6,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { eq } from 'drizzle-orm';
 import { ConnectionStore } from '../../activities/connections';
 import { loadMasterKey, SecretBox } from '../../activities/secret-box';
-import { type DatabaseHandle, openDatabase } from '../../db/client';
+import type { DatabaseHandle } from '../../db/client';
 import { connections } from '../../db/schema';
+import { openMigratedPglite } from '../support/pglite';
 
 describe('SecretBox', () => {
   const master = randomBytes(32);
@@ -50,8 +51,7 @@ describe('ConnectionStore', () => {
   let store: ConnectionStore;
 
   beforeAll(async () => {
-    database = await openDatabase({});
-    await database.migrate();
+    database = await openMigratedPglite();
     store = new ConnectionStore(database.db, SecretBox.derive(randomBytes(32), 'connections'));
   });
   afterAll(() => database.close());

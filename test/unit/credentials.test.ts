@@ -6,10 +6,11 @@ import { originOf, sameOrigin } from '../../activities/origin';
 import { callProvider } from '../../activities/provider-http';
 import { scrubber, secretValues } from '../../activities/scrub';
 import { SecretBox } from '../../activities/secret-box';
-import { type DatabaseHandle, openDatabase } from '../../db/client';
+import type { DatabaseHandle } from '../../db/client';
 import { loadConfig } from '../../src/config';
 import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
 import { dispatcherFor } from '../support/outbound';
+import { openMigratedPglite } from '../support/pglite';
 
 /** The pure parts of "where each credential may go": origins, scrubbing, the ESIGN_* settings, and the activity's choice. */
 
@@ -119,8 +120,7 @@ describe('esignRequest with a connection', () => {
   let elsewhere: Awaited<ReturnType<typeof startEsignDouble>>;
 
   beforeAll(async () => {
-    database = await openDatabase({});
-    await database.migrate();
+    database = await openMigratedPglite();
     store = new ConnectionStore(database.db, SecretBox.derive(randomBytes(32), 'connections'));
     [double, elsewhere] = await Promise.all([startEsignDouble(), startEsignDouble()]);
   });

@@ -5,11 +5,12 @@ import { ApplicationFailure } from '@temporalio/common';
 import { ConnectionStore } from '../../activities/connections';
 import { createDbhostActivities, DBHOST_DEFAULT_API, dbhostApiRoot } from '../../activities/dbhost';
 import { SecretBox } from '../../activities/secret-box';
-import { type DatabaseHandle, openDatabase } from '../../db/client';
+import type { DatabaseHandle } from '../../db/client';
 import { findDefinition } from '../../workflows/registry';
 import { initialState } from '../../workflows/runtime/definition';
 import { DBHOST_VALID_TOKEN, startDbhostDouble } from '../doubles/dbhost-double';
 import { dispatcherFor } from '../support/outbound';
+import { openMigratedPglite } from '../support/pglite';
 
 const WAIT = 'dbhost.operations.wait';
 const LIST = 'dbhost.endpoints.list';
@@ -73,8 +74,7 @@ describe('dbhost activities', () => {
   let double: Awaited<ReturnType<typeof startDbhostDouble>>;
 
   beforeAll(async () => {
-    database = await openDatabase({});
-    await database.migrate();
+    database = await openMigratedPglite();
     store = new ConnectionStore(database.db, SecretBox.derive(randomBytes(32), 'connections'));
     double = await startDbhostDouble();
   });

@@ -8,11 +8,12 @@ import { createHookActivities } from '../../activities/hooks/activities';
 import { type HookEndpointRow, HookStore } from '../../activities/hooks/store';
 import { parseOutboundAllow } from '../../activities/outbound-allow';
 import { SecretBox } from '../../activities/secret-box';
-import { type DatabaseHandle, openDatabase } from '../../db/client';
+import type { DatabaseHandle } from '../../db/client';
 import { loadConfig } from '../../src/config';
 import { workerActivities } from '../../src/worker/worker';
 import { startIngressStandIn } from '../support/ingress-stand-in';
 import { dispatcherFor, outboundAllowFor } from '../support/outbound';
+import { openMigratedPglite } from '../support/pglite';
 
 /** A tenant's host name that resolves to the API's own address: the target_url check sees only the name. */
 const API_ALIAS = 'api-alias.example.test';
@@ -65,8 +66,7 @@ let hooks: HookStore;
 let connections: ConnectionStore;
 
 beforeAll(async () => {
-  database = await openDatabase({});
-  await database.migrate();
+  database = await openMigratedPglite();
   hooks = new HookStore(database.db, SecretBox.derive(randomBytes(32), 'hook-secrets'));
   connections = new ConnectionStore(database.db, SecretBox.derive(randomBytes(32), 'connections'));
 });

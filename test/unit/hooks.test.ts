@@ -7,10 +7,11 @@ import { targetUrlProblem } from '../../activities/hooks/target';
 import { ConnectionStore } from '../../activities/connections';
 import { parseOutboundAllow } from '../../activities/outbound-allow';
 import { SecretBox } from '../../activities/secret-box';
-import { type DatabaseHandle, openDatabase } from '../../db/client';
+import type { DatabaseHandle } from '../../db/client';
 import { hookEndpoints } from '../../db/schema';
 import { loadConfig } from '../../src/config';
 import { verifyWebhookSignature } from '../doubles/hook-target';
+import { openMigratedPglite } from '../support/pglite';
 
 describe('Webhook-Signature', () => {
   it('is t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">, verified by the README snippet', () => {
@@ -56,8 +57,7 @@ describe('HookStore and secret_ref (PGlite)', () => {
   let connections: ConnectionStore;
 
   beforeAll(async () => {
-    database = await openDatabase({});
-    await database.migrate();
+    database = await openMigratedPglite();
     hooks = new HookStore(database.db, SecretBox.derive(randomBytes(32), 'hook-secrets'));
     connections = new ConnectionStore(database.db, SecretBox.derive(randomBytes(32), 'connections'));
   });

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { inArray } from 'drizzle-orm';
-import { type DatabaseHandle, openDatabase } from '../../db/client';
+import type { DatabaseHandle } from '../../db/client';
 import { authorizationCodes, endUserEmailTokens, endUsers, identityApps, loginSessions, revokedTokens, signInThrottle } from '../../db/schema';
 import { sweepExpired } from '../../src/accounts/housekeeping';
+import { openMigratedPglite } from '../support/pglite';
 
 describe('sweepExpired on PGlite', () => {
   let database: DatabaseHandle;
   beforeAll(async () => {
-    database = await openDatabase({});
-    await database.migrate();
+    database = await openMigratedPglite();
   });
   afterAll(() => database.close());
 

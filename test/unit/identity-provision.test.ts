@@ -1,13 +1,13 @@
 import { eq } from 'drizzle-orm';
 import { createIdentityActivities } from '../../activities/identity';
-import { type DatabaseHandle, openDatabase } from '../../db/client';
+import type { DatabaseHandle } from '../../db/client';
 import { identityApps } from '../../db/schema';
+import { openMigratedPglite } from '../support/pglite';
 
 describe('identity.app.provision activity on PGlite', () => {
   let database: DatabaseHandle;
   beforeAll(async () => {
-    database = await openDatabase({});
-    await database.migrate();
+    database = await openMigratedPglite();
   });
   afterAll(() => database.close());
 

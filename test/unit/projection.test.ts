@@ -2,10 +2,11 @@ import { ApplicationFailure } from '@temporalio/common';
 import { asc, eq, sql } from 'drizzle-orm';
 import { isRefusedData, sqlState } from '../../activities/database-errors';
 import { createProjection, TRANSITIONS_CHANNEL } from '../../activities/projection';
-import { type DatabaseHandle, openDatabase } from '../../db/client';
+import type { DatabaseHandle } from '../../db/client';
 import { runs, transitions } from '../../db/schema';
 import type { TransitionEvent } from '../../workflows/runtime/contract';
 import { createOrganization, createToken, resolveToken, revokeToken } from '../../src/auth/org-tokens';
+import { openMigratedPglite } from '../support/pglite';
 
 // This suite always runs on PGlite, so the embedded default stays covered when CI uses Postgres.
 describe('projection on PGlite', () => {
@@ -13,8 +14,7 @@ describe('projection on PGlite', () => {
   const identity = { organization_uuid: 'org_test', workflow_type: 'test.type', version: '1.0' };
 
   beforeAll(async () => {
-    database = await openDatabase({});
-    await database.migrate();
+    database = await openMigratedPglite();
   });
   afterAll(() => database.close());
 

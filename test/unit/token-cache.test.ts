@@ -1,6 +1,7 @@
-import { type DatabaseHandle, openDatabase } from '../../db/client';
+import type { DatabaseHandle } from '../../db/client';
 import { createOrganization, createToken, type OrgMember, resolveToken, revokeToken } from '../../src/auth/org-tokens';
 import { TokenCache } from '../../src/auth/token-cache';
+import { openMigratedPglite } from '../support/pglite';
 
 describe('token cache (PGlite)', () => {
   let database: DatabaseHandle;
@@ -13,8 +14,7 @@ describe('token cache (PGlite)', () => {
   };
 
   beforeAll(async () => {
-    database = await openDatabase({});
-    await database.migrate();
+    database = await openMigratedPglite();
     organization = (await createOrganization(database.db, 'cache')).organization_uuid;
   });
   afterAll(() => database.close());
