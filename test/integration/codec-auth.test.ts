@@ -12,6 +12,7 @@ import { projectRoot } from '../../db/client';
 import { payloadsToJson } from '../../src/temporal-codec/payload-json';
 import { uniqueId } from '../support/api';
 import { ExtraApi } from '../support/extra-api';
+import { waitFor } from '../support/ports';
 
 /**
  * TEMPORAL_CODEC_AUTH: who may call /api/temporal-codec without an org-member token.
@@ -162,7 +163,8 @@ describe('TEMPORAL_CODEC_AUTH=jwt', () => {
     const res = await post(extra.url, 'decode', { authorization: `Bearer ${await sign(privateKey)}`, origin: UI_ORIGIN });
     expect(clearValues(await decoded(res)).sort()).toEqual(['input-of-x', 'input-of-y']);
     expect(jwksRequests).toBeGreaterThan(0);
-    expect(extra.output).toContain('alice@example.com');
+    // The audit line reaches this process through the child's stdout, possibly after the answer.
+    await waitFor('the decode to be logged with its subject', async () => extra.output.includes('alice@example.com') || undefined, 10_000, 50);
   });
 
   it('refuses a wrong audience, a wrong issuer, an expired token, a foreign key, and no token at all', async () => {
