@@ -71,7 +71,7 @@ export interface IdentityConfig {
 }
 
 function parseIdentity(env: NodeJS.ProcessEnv, port: number): IdentityConfig {
-  const loginPort = int('LOGIN_PORT', port + 1, env);
+  const loginPort = envInteger(env, 'LOGIN_PORT', port + 1);
   const loginUrl = (env.LOGIN_URL || `http://127.0.0.1:${loginPort}`).replace(/\/+$/, '');
   let url: URL;
   try {
@@ -82,12 +82,10 @@ function parseIdentity(env: NodeJS.ProcessEnv, port: number): IdentityConfig {
   if (!['http:', 'https:'].includes(url.protocol) || url.search || url.hash) {
     throw new Error(`LOGIN_URL must be an http(s) URL without query or fragment, got "${loginUrl}"`);
   }
-  const endUserTokenTtlS = int('END_USER_TOKEN_TTL_S', 600, env);
+  const endUserTokenTtlS = envInteger(env, 'END_USER_TOKEN_TTL_S', 600);
   if (endUserTokenTtlS < 1) throw new Error('END_USER_TOKEN_TTL_S must be at least 1');
-  return { loginPort, loginUrl, endUserTokenTtlS, loginSessionTtlS: int('LOGIN_SESSION_TTL_S', 7 * 24 * 3600, env) };
+  return { loginPort, loginUrl, endUserTokenTtlS, loginSessionTtlS: envInteger(env, 'LOGIN_SESSION_TTL_S', 7 * 24 * 3600) };
 }
-
-const int = (name: string, fallback: number, env: NodeJS.ProcessEnv) => envInteger(env, name, fallback);
 
 /** Comma-separated origins, each exactly `scheme://host[:port]` as a browser sends it in `Origin`. */
 function parseOrigins(raw: string): string[] {
@@ -131,12 +129,12 @@ function publicApiUrl(env: NodeJS.ProcessEnv, port: number): string {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const dataDir = path.resolve(projectRoot(), env.DATA_DIR || '.data');
-  const port = int('PORT', 3000, env);
+  const port = envInteger(env, 'PORT', 3000);
   return {
     port,
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || undefined,
-    databaseQueryTimeoutMs: int('DATABASE_QUERY_TIMEOUT_MS', 5_000, env),
+    databaseQueryTimeoutMs: envInteger(env, 'DATABASE_QUERY_TIMEOUT_MS', 5_000),
     dataDir,
     temporalAddress: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
@@ -148,14 +146,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     allowHttpHosts: parseAllowHttpHosts(env.ALLOW_HTTP_HOSTS),
     outboundAllow: parseOutboundAllow(env.OUTBOUND_ALLOW),
     ...esignFallback(env),
-    providerTimeoutMs: int('PROVIDER_TIMEOUT_MS', 10_000, env),
-    paymentsWebhookToleranceSeconds: int('PAYMENTS_WEBHOOK_TOLERANCE_SECONDS', DEFAULT_TOLERANCE_SECONDS, env),
+    providerTimeoutMs: envInteger(env, 'PROVIDER_TIMEOUT_MS', 10_000),
+    paymentsWebhookToleranceSeconds: envInteger(env, 'PAYMENTS_WEBHOOK_TOLERANCE_SECONDS', DEFAULT_TOLERANCE_SECONDS),
     publicApiUrl: publicApiUrl(env, port),
-    bodyLimitBytes: int('BODY_LIMIT_BYTES', 1_048_576, env),
+    bodyLimitBytes: envInteger(env, 'BODY_LIMIT_BYTES', 1_048_576),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
-    sseKeepAliveMs: int('SSE_KEEPALIVE_MS', 15_000, env),
-    tokenCacheTtlMs: int('TOKEN_CACHE_TTL_MS', 5_000, env),
-    shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 5_000, env),
+    sseKeepAliveMs: envInteger(env, 'SSE_KEEPALIVE_MS', 15_000),
+    tokenCacheTtlMs: envInteger(env, 'TOKEN_CACHE_TTL_MS', 5_000),
+    shutdownGraceMs: envInteger(env, 'SHUTDOWN_GRACE_MS', 5_000),
     logLevel: env.LOG_LEVEL || 'info',
     tracing: parseTracing(env),
     devBootstrap: env.DEV_BOOTSTRAP === '1',
