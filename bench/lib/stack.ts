@@ -11,6 +11,7 @@ import pino from 'pino';
 import { ConnectionStore } from '../../activities/connections';
 import { HookStore } from '../../activities/hooks/store';
 import { organizationLogAttributes } from '../../activities/log-attributes';
+import { transitionWriter } from '../../activities/write-ahead';
 import { createDataConverter, PAYLOAD_CONVERTER_PATH } from '../../activities/payload-codec';
 import { MasterPayloadKeys } from '../../activities/payload-keys';
 import { TemporalClients } from '../../src/temporal-clients';
@@ -229,20 +230,21 @@ export async function startStack(): Promise<BenchStack> {
     const workflowBundle = await bundleBenchWorkflows();
     const nativeConnection = await NativeConnection.connect({ address: config.temporalAddress });
     closers.push(() => nativeConnection.close());
-    const workerOptions = {
-      connection: nativeConnection,
-      namespace: config.temporalNamespace,
-      workflowBundle,
-      dataConverter,
-      interceptors: { activity: [organizationLogAttributes] },
+    const workerOptions = (projection: ProjectionActivities) => {
+      const writer = transitionWriter(projection.projectTransition);
+      return {
+        connection: nativeConnection,
+        namespace: config.temporalNamespace,
+        workflowBundle,
+        dataConverter,
+        activities: { ...real, ...projection, ...benchActivities },
+        interceptors: { activity: [organizationLogAttributes, writer.interceptor] },
+        sinks: writer.sinks,
+      };
     };
-    const worker = await Worker.create({ ...workerOptions, taskQueue: TASK_QUEUE, activities: { ...real, ...timed, ...benchActivities } });
+    const worker = await Worker.create({ ...workerOptions(timed), taskQueue: TASK_QUEUE });
     const noop: ProjectionActivities = { async projectRunStarted() {}, async projectTransition() {} };
-    const noProjection = await Worker.create({
-      ...workerOptions,
-      taskQueue: NO_PROJECTION_QUEUE,
-      activities: { ...real, ...noop, ...benchActivities },
-    });
+    const noProjection = await Worker.create({ ...workerOptions(noop), taskQueue: NO_PROJECTION_QUEUE });
     const workersDone = Promise.all([worker.run(), noProjection.run()]);
     closers.push(async () => {
       worker.shutdown();

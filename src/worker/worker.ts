@@ -18,6 +18,7 @@ import { parseOutboundAllow } from '../../activities/outbound-allow';
 import { createOutboundDispatcher } from '../../activities/outbound-dispatcher';
 import { createPaymentsActivities } from '../../activities/payments';
 import { createProjection } from '../../activities/projection';
+import { transitionWriter } from '../../activities/write-ahead';
 import type { DatabaseHandle } from '../../db/client';
 import { TASK_QUEUE } from '../../workflows/constants';
 import type { AppConfig } from '../config';
@@ -136,6 +137,8 @@ export async function createWorker(
   installRuntime(logger);
   const connection = await NativeConnection.connect({ address: config.temporalAddress, tls: temporalTlsOptions(config.temporalTls) });
   const { workflowModules, ...code } = workflowSource(tracing !== undefined);
+  const activities = workerActivities(config, database, connections, hooks);
+  const writer = transitionWriter(activities.projectTransition);
   return Worker.create({
     connection,
     namespace: config.temporalNamespace,
@@ -143,13 +146,18 @@ export async function createWorker(
     ...code,
     // Payload codecs run outside the workflow sandbox: the (prebuilt) bundle is the same with or without them.
     dataConverter,
-    activities: workerActivities(config, database, connections, hooks),
+    activities,
     interceptors: {
       workflowModules,
-      // runActivityAttributes after OpenTelemetry's, so it tags the activity's span.
-      activity: tracing ? [organizationLogAttributes, otelActivityInterceptors, runActivityAttributes] : [organizationLogAttributes],
+      // runActivityAttributes after OpenTelemetry's, so it tags the activity's span; the write ahead
+      // last, so it runs inside the span, with the log attributes.
+      activity: [
+        organizationLogAttributes,
+        ...(tracing ? [otelActivityInterceptors, runActivityAttributes] : []),
+        writer.interceptor,
+      ],
     },
-    sinks: tracing ? { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) } : undefined,
+    sinks: { ...writer.sinks, ...(tracing ? { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) } : {}) },
     shutdownGraceTime: config.shutdownGraceMs,
     shutdownForceTime: shutdownBounds(config.shutdownGraceMs).workerForceMs,
   });

@@ -1,16 +1,34 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
+import { Worker, type WorkerOptions } from '@temporalio/worker';
+import { transitionWriter } from '../../activities/write-ahead';
+import { workflowInterceptorModules } from '../../src/worker/worker';
+import { WRITE_AHEAD_HEADER } from '../../workflows/runtime/write-ahead';
 import { type FailedRunDetails, PROJECTION_REJECTED, type ProjectionActivities, type RunStartedEvent, type TransitionEvent } from '../../workflows/runtime/contract';
 import { testDataConverter, timeSkippingEnv } from '../support/temporal-test-env';
-import type { ProbeActivities } from './fixtures/machines';
+import type { ProbeActivities, StepActivities } from './fixtures/machines';
+
+type WorkerWiring = (projection: ProjectionActivities) => Pick<WorkerOptions, 'interceptors' | 'sinks'>;
+
+/** As a worker without the engine's interceptors runs, and as src/worker/worker.ts wires one. */
+const WIRINGS: [string, WorkerWiring, boolean][] = [
+  ['each transition written by its local activity', () => ({}), false],
+  [
+    'transitions written ahead by the next step',
+    (projection) => {
+      const writer = transitionWriter(projection.projectTransition);
+      return { interceptors: { workflowModules: workflowInterceptorModules, activity: [writer.interceptor] }, sinks: writer.sinks };
+    },
+    true,
+  ],
+];
 
 /**
  * The state-machine runtime on Temporal's time-skipping test server: delays of
  * minutes pass in milliseconds, yet run through real durable timers.
  */
-describe('state-machine runtime', () => {
+describe.each(WIRINGS)('state-machine runtime, %s', (_wiring, wire, writesAhead) => {
   let env: TestWorkflowEnvironment;
   let worker: Worker;
   let running: Promise<void>;
@@ -43,6 +61,15 @@ describe('state-machine runtime', () => {
       return script[count - 1] ?? 'pending';
     },
   };
+  const stepsRan: string[] = [];
+  const stepActivities: StepActivities = {
+    async step({ name }) {
+      const { Context } = await import('@temporalio/activity');
+      const id = Context.current().info.workflowExecution?.workflowId ?? '';
+      stepsRan.push(`${id}:${name}`);
+      return transitionsOf(id).map((e) => e.seq);
+    },
+  };
 
   beforeAll(async () => {
     env = await timeSkippingEnv();
@@ -51,7 +78,8 @@ describe('state-machine runtime', () => {
       dataConverter: testDataConverter,
       taskQueue: 'runtime-test',
       workflowsPath: require.resolve('./fixtures/machines'),
-      activities: { ...projection, ...probeActivities },
+      activities: { ...projection, ...probeActivities, ...stepActivities },
+      ...wire(projection),
     });
     running = worker.run();
   });
@@ -243,5 +271,48 @@ describe('state-machine runtime', () => {
     expect(output.failure_reason).toBe(`${field}: must be well-formed Unicode (no lone surrogate, U+D800 to U+DFFF without its pair)`);
     expect(transitionsOf(id).map((e) => e.action)).toEqual(['fail']);
     expect(String(output.failure_reason).isWellFormed()).toBe(true);
+  });
+  const runSteps = (workflowId: string) =>
+    env.client.workflow.execute('test.steps', { taskQueue: 'runtime-test', workflowId, args: [{ organization_uuid: 'org_test', initial_data: {} }] });
+
+  it('has every transition in the projection before the step after it runs', async () => {
+    const result = await runSteps('wf_steps');
+    expect(result).toMatchObject({ first: [], second: [1], third: [1, 2] });
+    expect(transitionsOf('wf_steps').map((e) => [e.seq, e.action, e.to])).toEqual([
+      [1, 'first', 'two'],
+      [2, 'second', 'three'],
+      [3, 'third', 'completed'],
+    ]);
+    const { events } = await env.client.workflow.getHandle('wf_steps').fetchHistory();
+    const localWrites = events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+    const carried = events!.filter((e) => e.activityTaskScheduledEventAttributes?.header?.fields?.[WRITE_AHEAD_HEADER]);
+    // Written ahead: the start and the end through local activities, transitions 1 and 2 by the steps after them.
+    expect([localWrites.length, carried.length]).toEqual(writesAhead ? [2, 2] : [4, 0]);
+    const states = events!.flatMap((e) => {
+      const value = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.EngineStateName?.data;
+      return value ? [JSON.parse(Buffer.from(value).toString())] : [];
+    });
+    // The state attribute: at every transition, or where the run rests (here its start and its end).
+    expect(states).toEqual(writesAhead ? ['one', 'completed'] : ['one', 'two', 'three', 'completed']);
+  });
+
+  it('runs no step after a transition the database refused, and fails the run before it', async () => {
+    refused.wf_steps_refused = (e) => e.action === 'first';
+    const error = await runSteps('wf_steps_refused').catch((e) => e);
+    const { output, checkpoint } = ((error as WorkflowFailedError).cause as ApplicationFailure).details?.[0] as FailedRunDetails;
+    expect(output).toMatchObject({ failure_type: 'projection_rejected', failed_step: 'first', failed_at_state: 'one', failed_layer: 'projection' });
+    expect(output).not.toHaveProperty('first');
+    expect(checkpoint).toMatchObject({ state: 'one', seq: 1, next: { action: 'first' } });
+    expect(stepsRan.filter((s) => s.startsWith('wf_steps_refused:'))).toEqual(['wf_steps_refused:first']);
+    expect(transitionsOf('wf_steps_refused').map((e) => [e.seq, e.action, e.from])).toEqual([[1, 'fail', 'one']]);
+  });
+
+  it('pauses at a transition through a database outage, running each step once and losing nothing', async () => {
+    outages.wf_steps_outage = 3;
+    const result = await runSteps('wf_steps_outage');
+    expect(outages.wf_steps_outage).toBe(0);
+    expect(result).toMatchObject({ second: [1], third: [1, 2] });
+    expect(stepsRan.filter((s) => s.startsWith('wf_steps_outage:'))).toEqual(['first', 'second', 'third'].map((n) => `wf_steps_outage:${n}`));
+    expect(transitionsOf('wf_steps_outage').map((e) => e.seq)).toEqual([1, 2, 3]);
   });
 });

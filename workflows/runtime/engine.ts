@@ -4,33 +4,26 @@ import {
   isCancellation,
   makeContinueAsNewFunc,
   patched,
-  proxyLocalActivities,
   sleep,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import { MEMO_END_USER, MEMO_SCHEDULE_ID, MEMO_WORKFLOW_TYPE, ORGANIZATION_PREFIX, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE } from '../constants';
-import { CANCELLED, type EngineWorkflowInput, type FailedRunDetails, type ProjectionActivities, type ResumePoint, type RunOwner, type TerminalStatus } from './contract';
+import { CANCELLED, type EngineWorkflowInput, type FailedRunDetails, type ResumePoint, type RunOwner, type TerminalStatus } from './contract';
 import { findTransition, initialState, type RunData, type StepContext, type WorkflowDefinition } from './definition';
 import { classifyFailure, type ClassifiedFailure, projectionRejection, StepFailure } from './failure';
 import { fieldProblems } from './field-problems';
 import { findNul, findUnstorableText, NUL_MESSAGE } from './storable-text';
 import { ORGANIZATION_MISMATCH, organizationRefusal } from './organization-binding';
 import { redact } from './redact';
-
-// The projection must eventually succeed, so it retries without limit: a Postgres
-// outage pauses runs at their next transition instead of losing transitions. A write the
-// database refuses for its data fails at once (projection_rejected), and the run fails.
-const projection = proxyLocalActivities<ProjectionActivities>({
-  startToCloseTimeout: '15s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
-});
+import { projection, writeAhead } from './write-ahead';
 
 const PATCH_STATE_ATTRIBUTE_ON_CHANGE = 'engine-state-attribute-on-change';
 const PATCH_WELL_FORMED_INPUT = 'engine-well-formed-input';
 const PATCH_ORGANIZATION_BINDING = 'engine-organization-binding';
 const PATCH_CANCEL_AS_FAILURE = 'engine-cancel-as-failure';
+const PATCH_WRITE_AHEAD = 'engine-write-ahead';
 
 /** Past this many history events a waiting run continues as new, keeping histories bounded. */
 const CONTINUE_AS_NEW_AFTER_EVENTS = 2_000;
@@ -54,6 +47,12 @@ export function runDefinition(def: WorkflowDefinition, input: EngineWorkflowInpu
 
 type Next = { action: string; delay_seconds: number } | undefined;
 
+/** Where a run goes back to if the database refuses the transition it deferred (write-ahead.ts). */
+interface Deferred {
+  action: string;
+  before: { state: string; data: RunData; seq: number };
+}
+
 class Machine {
   private readonly workflowId = workflowInfo().workflowId;
   private readonly org: string;
@@ -63,6 +62,9 @@ class Machine {
   private attempt: number;
   private readonly carry: RunData;
   private cancelled = false;
+  /** Transitions into a step are written by the step's activity (write-ahead.ts); executions recorded before wrote each one itself. */
+  private writesAhead = false;
+  private deferred?: Deferred;
 
   constructor(
     private readonly def: WorkflowDefinition,
@@ -84,8 +86,10 @@ class Machine {
       const refusal = organizationRefusal(this.input);
       if (refusal) throw ApplicationFailure.nonRetryable(refusal, ORGANIZATION_MISMATCH);
     }
+    this.writesAhead = writeAhead.available && patched(PATCH_WRITE_AHEAD);
     const resume = this.input.resume;
     this.tagExecution();
+    writeAhead.attributeIs(this.state);
     if (resume?.reason !== 'continue') {
       const memo = workflowInfo().memo;
       const started = { ...this.identity(), state_name: this.state, at: nowIso(), schedule_id: scheduleIdOf(memo), owner: ownerOf(memo) };
@@ -103,6 +107,7 @@ class Machine {
           return this.fail(classifyFailure(problem, this.state, 'schedule'), 'schedule', false);
         }
         if (next.delay_seconds > 0) {
+          await this.settle();
           await this.continueAsNewIfLong(next);
           await sleep(next.delay_seconds * 1000);
         }
@@ -143,15 +148,19 @@ class Machine {
       result = (await handler?.(this.data, this.context(action))) ?? {};
     } catch (err) {
       if (isCancellation(err)) throw err;
+      await this.failIfRefused();
       const failure = classifyFailure(err, this.state, action);
       return this.fail(failure, action, !failure.final);
     }
-    const before = { state: this.state, data: this.data };
+    // A handler may have caught the refusal of the transition before it.
+    await this.failIfRefused();
+    const before = { state: this.state, data: this.data, seq: this.seq };
     const patch = result.patch ?? {};
     this.data = { ...this.data, ...patch };
     try {
-      await this.record(action, transition.to, patch);
+      if (await this.record(action, transition.to, patch)) this.deferred = { action, before };
     } catch (err) {
+      await this.failIfRefused();
       const rejected = projectionRejection(err);
       if (!rejected) throw err;
       this.data = before.data;
@@ -169,6 +178,7 @@ class Machine {
   }
 
   private async fail(failure: ClassifiedFailure, action: string, resumable = true, pending?: Next): Promise<never> {
+    await this.settle();
     const before = { state: this.state, data: this.data, next: pending ?? this.redrive(this.state, action) };
     const stamp =
       this.def.failure_stamp === 'failed_at' ? { failed_at: nowIso() } : { failed_action: action };
@@ -214,12 +224,15 @@ class Machine {
     return Object.keys(this.carry).length ? { carry: this.carry } : {};
   }
 
-  /** Projects one transition; a write the database refuses leaves the run where it was, seq included. */
-  private async record(action: string, to: string, patch: RunData, stateData: RunData = this.data): Promise<void> {
+  /**
+   * Projects one transition; a write the database refuses leaves the run where it was, seq
+   * included. True when the write is deferred to the next step's activity (never for a terminal
+   * state): the database may still refuse it then, and failIfRefused takes the run back.
+   */
+  private async record(action: string, to: string, patch: RunData, stateData: RunData = this.data): Promise<boolean> {
     const target = this.def.states[to];
     const seq = this.seq + 1;
-    // A cancel request must not interrupt a write: the run would lose track of the seq it stored.
-    await CancellationScope.nonCancellable(() => projection.projectTransition({
+    const event = {
       ...this.identity(),
       seq,
       from: this.state,
@@ -230,13 +243,43 @@ class Machine {
       terminal: target.terminal
         ? { status: this.terminalStatus(target.success), state_data: redact(stateData, this.def.secret_fields) }
         : undefined,
-    }));
+    };
+    const deferred = this.writesAhead && !target.terminal;
+    if (deferred) await writeAhead.defer(event);
+    else if (this.writesAhead) await writeAhead.write(event);
+    // A cancel request must not interrupt a write: the run would lose track of the seq it stored.
+    else await CancellationScope.nonCancellable(() => projection.projectTransition(event));
     this.seq = seq;
     const changed = to !== this.state;
     this.state = to;
     // A transition back into the same state (a poll) leaves the attribute as it is, instead of an
     // event per poll; executions recorded before this upserted on every transition.
-    if (changed || !patched(PATCH_STATE_ATTRIBUTE_ON_CHANGE)) upsertSearchAttributes([{ key: SA_STATE, value: to }]);
+    if (!this.writesAhead && (changed || !patched(PATCH_STATE_ATTRIBUTE_ON_CHANGE))) upsertSearchAttributes([{ key: SA_STATE, value: to }]);
+    return deferred;
+  }
+
+  /** Writes the deferred transition before the run waits or ends; a refusal fails the run before it. */
+  private async settle(): Promise<void> {
+    if (!this.writesAhead) return;
+    try {
+      await writeAhead.write();
+    } catch (err) {
+      await this.failIfRefused();
+      throw err;
+    }
+  }
+
+  /** If the database refused the deferred transition: the run goes back to before it and fails there. */
+  private async failIfRefused(): Promise<void> {
+    const refused = writeAhead.refused;
+    const deferred = this.deferred;
+    if (!refused || !deferred) return;
+    this.state = deferred.before.state;
+    this.data = deferred.before.data;
+    this.seq = deferred.before.seq;
+    this.deferred = undefined;
+    writeAhead.clearRefusal();
+    await this.fail(classifyFailure(refused.failure, this.state, deferred.action), deferred.action);
   }
 
   private terminalStatus(success: boolean | undefined): TerminalStatus {

@@ -1,0 +1,95 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
+import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
+import { PROJECTION_REJECTED, type ProjectionActivities, type TransitionEvent } from '../workflows/runtime/contract';
+import { TRANSITION_NOT_WRITTEN, WRITE_AHEAD_HEADER, type WriteAheadSinks } from '../workflows/runtime/write-ahead';
+
+/** Past this, a write gives up and the workflow writes the transition itself, retrying without limit. */
+const WRITE_AHEAD_TIMEOUT_MS = 5_000;
+/** How long a write started early waits for its activity, which may have gone to another worker. */
+const EARLY_WRITE_KEPT_MS = 30_000;
+
+export interface TransitionWriter {
+  /** Register on the worker: starts a handed-off transition's write as soon as its workflow task completes. */
+  sinks: InjectedSinks<WriteAheadSinks>;
+  /** Register on the worker: writes the carried transition before the activity runs. */
+  interceptor: ActivityInterceptorsFactory;
+}
+
+/**
+ * The worker's half of workflows/runtime/write-ahead.ts: an activity that carries its run's last
+ * transition writes it before it runs. The write starts when the workflow hands the transition
+ * off (a sink, while Temporal dispatches the activity) and the activity waits for it, or writes
+ * it itself when this process did not start it (another worker, a replay). A write that fails or
+ * hangs fails the activity at once, without running it and without a retry, so a database outage
+ * never uses up the activity's attempts: the workflow then writes the transition through its
+ * local activity and schedules the activity again. Every worker that runs the engine's workflows
+ * with their interceptors registers both halves (src/worker/worker.ts does).
+ */
+export function transitionWriter(projectTransition: ProjectionActivities['projectTransition']): TransitionWriter {
+  const early = new Map<string, Promise<void>>();
+  return {
+    sinks: {
+      transitions: {
+        handedOff: {
+          fn(_info, event) {
+            const key = keyOf(event);
+            if (early.has(key)) return;
+            // After this activation's completion has gone back to Temporal: PGlite writes on this thread.
+            const write = new Promise<void>((resolve) => setImmediate(resolve)).then(() => projectTransition(event));
+            early.set(key, write);
+            const forget = () => setTimeout(() => early.get(key) === write && early.delete(key), EARLY_WRITE_KEPT_MS).unref();
+            write.then(forget, forget);
+          },
+        },
+      },
+    },
+    interceptor: (ctx) => ({
+      inbound: {
+        async execute(input, next) {
+          const header = input.headers[WRITE_AHEAD_HEADER];
+          if (!header) return next(input);
+          const event = input.args.at(-1) as TransitionEvent;
+          const key = keyOf(event);
+          const started = early.get(key);
+          early.delete(key);
+          const limitMs = Math.min(WRITE_AHEAD_TIMEOUT_MS, (ctx.info.startToCloseTimeoutMs ?? Infinity) / 2);
+          const timer = new AbortController();
+          const timedOut = delay(limitMs, TIMED_OUT, { signal: timer.signal });
+          try {
+            const write = started ? started.catch(() => projectTransition(event)) : projectTransition(event);
+            const outcome = await Promise.race([write, timedOut]);
+            if (outcome === TIMED_OUT) throw new WriteTimedOut(`no answer in ${limitMs} ms`);
+          } catch (err) {
+            throw ApplicationFailure.create({
+              type: TRANSITION_NOT_WRITTEN,
+              nonRetryable: true,
+              message: `transition ${defaultPayloadConverter.fromPayload<number>(header)} not written before the activity: ${reasonOf(err)}`,
+            });
+          } finally {
+            timer.abort();
+          }
+          return next({ ...input, args: input.args.slice(0, -1) });
+        },
+      },
+    }),
+  };
+}
+
+function keyOf(event: TransitionEvent): string {
+  return `${event.workflow_id}:${event.attempt}:${event.seq}`;
+}
+
+const TIMED_OUT = Symbol('timed out');
+class WriteTimedOut extends Error {}
+
+/**
+ * What is safe to store in clear: the projection's refusal names only the SQLSTATE, and the
+ * database's own messages may quote the values, so other errors give only their code.
+ */
+function reasonOf(err: unknown): string {
+  if (err instanceof ApplicationFailure && err.type === PROJECTION_REJECTED) return err.message;
+  const code = (err as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string') return code;
+  return err instanceof WriteTimedOut ? err.message : 'the write failed';
+}
