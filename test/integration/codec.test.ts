@@ -10,6 +10,7 @@ import { MasterPayloadKeys } from '../../activities/payload-keys';
 import { esignGetResourceInformation, TASK_QUEUE, type EngineWorkflowInput } from '../../workflows';
 import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
 import { api, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
+import { engineWiring } from '../support/engine-wiring';
 import { temporalBinary } from '../support/temporal-server';
 
 /**
@@ -221,11 +222,11 @@ describe('the Temporal payload codec', () => {
 
     it('an encrypted history replays with the codec (Worker.runReplayHistory), and cannot be replayed without it', async () => {
       const history = await rawHistory(deleteId);
-      const workflowsPath = require.resolve('../../workflows');
+      const asTheWorker = { workflowsPath: require.resolve('../../workflows'), ...engineWiring() };
       await expect(
-        Worker.runReplayHistory({ workflowsPath, replayName: 'codec-replay', dataConverter: createDataConverter(secretKey()) }, history, deleteId),
+        Worker.runReplayHistory({ ...asTheWorker, replayName: 'codec-replay', dataConverter: createDataConverter(secretKey()) }, history, deleteId),
       ).resolves.toBeUndefined();
-      await expect(Worker.runReplayHistory({ workflowsPath, replayName: 'codec-replay-plain' }, history, deleteId)).rejects.toThrow(
+      await expect(Worker.runReplayHistory({ ...asTheWorker, replayName: 'codec-replay-plain' }, history, deleteId)).rejects.toThrow(
         /Unknown encoding: binary\/encrypted/,
       );
     });

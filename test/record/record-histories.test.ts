@@ -31,13 +31,18 @@ import { dispatcherFor, outboundAllowFor } from '../support/outbound';
 import { startIngressStandIn } from '../support/ingress-stand-in';
 import { localEnv, testDataConverter } from '../support/temporal-test-env';
 import { openMigratedPglite } from '../support/pglite';
+import { engineWiring } from '../support/engine-wiring';
 
 /**
  * Not part of `make test`: `make record-histories` runs each workflow type
- * through its paths on a real dev server and writes the histories that the
- * replay test (test/temporal/replay.test.ts) guards determinism with.
+ * through its paths on a real dev server, on a worker wired as
+ * src/worker/worker.ts wires one, and writes the histories that the replay
+ * test (test/temporal/replay.test.ts) guards determinism with. The histories
+ * directly under test/histories were recorded before transitions were written
+ * ahead, by a worker without the engine's interceptors; they stay, for runs
+ * still in flight from then.
  */
-const OUT = path.join(projectRoot(), 'test', 'histories');
+const OUT = path.join(projectRoot(), 'test', 'histories', 'write-ahead');
 const TASK_QUEUE = 'record-histories';
 const TEMPORAL = path.join(projectRoot(), '.venv', 'bin', 'temporal');
 
@@ -62,13 +67,15 @@ describe('record workflow histories', () => {
     hookStore = new HookStore(database.db, SecretBox.derive(randomBytes(32), 'hook-secrets'));
     hookTarget = await startHookTarget('127.0.0.1');
     ingress = await startIngressStandIn(hookStore);
+    const projection = createProjection(database.db);
     worker = await Worker.create({
       connection: env.nativeConnection,
       dataConverter: testDataConverter,
       taskQueue: TASK_QUEUE,
       workflowsPath: require.resolve('../../workflows'),
+      ...engineWiring(projection.projectTransition),
       activities: {
-        ...createProjection(database.db),
+        ...projection,
         ...createEsignActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([double.url]) }),
         ...createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([dbhostDouble.url]), connections }),
         ...createPaymentsActivities({ db: database.db, connections, toleranceSeconds: 300 }),

@@ -7,15 +7,21 @@ import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import { projectRoot } from '../../db/client';
 import { tracingOff } from '../../src/telemetry/tracing';
 import { tracedWorkflowInterceptorModules } from '../../src/worker/worker';
+import { transitionWriter } from '../../activities/write-ahead';
 import { testDataConverter } from '../support/temporal-test-env';
 
 /**
- * Replays the recorded histories (test/histories, written by `make
- * record-histories`) against today's workflow code: a change that would break
- * runs in flight fails here.
+ * Replays the recorded histories (written by `make record-histories`) against
+ * today's workflow code: a change that would break runs in flight fails here.
+ * test/histories/write-ahead holds today's recordings, made on a worker wired
+ * as the service wires one; test/histories those of earlier code, made on a
+ * worker without the engine's interceptors.
  */
 const DIR = path.join(projectRoot(), 'test', 'histories');
-const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
+const CURRENT = 'write-ahead';
+const jsonIn = (dir: string) => fs.readdirSync(path.join(DIR, dir)).filter((f) => f.endsWith('.json')).sort();
+const files = jsonIn('.');
+const current = jsonIn(CURRENT).map((f) => path.join(CURRENT, f));
 
 const load = (file: string) => {
   const json = JSON.parse(fs.readFileSync(path.join(DIR, file), 'utf8'));
@@ -24,10 +30,13 @@ const load = (file: string) => {
 };
 
 describe('replay of recorded histories', () => {
-  it('has a recorded history for every workflow type', async () => {
+  it.each([
+    ['today', current],
+    ['earlier code', files],
+  ])('has a recording of %s for every workflow type', async (_, recorded) => {
     const { definitions } = await import('../../workflows/registry');
     const recordedTypes = new Set(
-      files.map((f) => load(f).history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name),
+      recorded.map((f) => load(f).history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name),
     );
     for (const d of definitions) expect(recordedTypes).toContain(d.workflow_type);
   });
@@ -40,12 +49,15 @@ describe('replay of recorded histories', () => {
   });
 
   // What the worker runs: the workflow interceptor modules (the engine's and OpenTelemetry's) in the sandbox.
-  it.each(files)('%s replays deterministically with the worker\'s workflow interceptors', async (file) => {
+  it.each([...files, ...current])('%s replays deterministically with the worker\'s workflow interceptors', async (file) => {
     const { workflowId, history } = load(file);
     const options = {
       workflowsPath: require.resolve('../../workflows'),
       interceptors: { workflowModules: tracedWorkflowInterceptorModules },
-      sinks: { exporter: makeWorkflowExporter(tracingOff().processor, tracingOff().resource) },
+      sinks: {
+        exporter: makeWorkflowExporter(tracingOff().processor, tracingOff().resource),
+        ...transitionWriter(async () => undefined).sinks,
+      },
       replayName: 'replay-interceptors',
       dataConverter: testDataConverter,
     };

@@ -2,10 +2,9 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
-import { transitionWriter } from '../../activities/write-ahead';
-import { workflowInterceptorModules } from '../../src/worker/worker';
 import { WRITE_AHEAD_HEADER } from '../../workflows/runtime/write-ahead';
 import { type FailedRunDetails, PROJECTION_REJECTED, type ProjectionActivities, type RunStartedEvent, type TransitionEvent } from '../../workflows/runtime/contract';
+import { engineWiring } from '../support/engine-wiring';
 import { testDataConverter, timeSkippingEnv } from '../support/temporal-test-env';
 import type { ProbeActivities, StepActivities } from './fixtures/machines';
 
@@ -16,10 +15,7 @@ const WIRINGS: [string, WorkerWiring, boolean][] = [
   ['each transition written by its local activity', () => ({}), false],
   [
     'transitions written ahead by the next step',
-    (projection) => {
-      const writer = transitionWriter(projection.projectTransition);
-      return { interceptors: { workflowModules: workflowInterceptorModules, activity: [writer.interceptor] }, sinks: writer.sinks };
-    },
+    (projection) => engineWiring(projection.projectTransition),
     true,
   ],
 ];
@@ -283,7 +279,8 @@ describe.each(WIRINGS)('state-machine runtime, %s', (_wiring, wire, writesAhead)
       [2, 'second', 'three'],
       [3, 'third', 'completed'],
     ]);
-    const { events } = await env.client.workflow.getHandle('wf_steps').fetchHistory();
+    const history = await env.client.workflow.getHandle('wf_steps').fetchHistory();
+    const { events } = history;
     const localWrites = events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
     const carried = events!.filter((e) => e.activityTaskScheduledEventAttributes?.header?.fields?.[WRITE_AHEAD_HEADER]);
     // Written ahead: the start and the end through local activities, transitions 1 and 2 by the steps after them.
@@ -294,6 +291,8 @@ describe.each(WIRINGS)('state-machine runtime, %s', (_wiring, wire, writesAhead)
     });
     // The state attribute: at every transition, or where the run rests (here its start and its end).
     expect(states).toEqual(writesAhead ? ['one', 'completed'] : ['one', 'two', 'three', 'completed']);
+    const replay = { workflowsPath: require.resolve('./fixtures/machines'), dataConverter: testDataConverter, replayName: 'runtime-steps', ...wire(projection) };
+    await expect(Worker.runReplayHistory(replay, history, 'wf_steps')).resolves.toBeUndefined();
   });
 
   it('runs no step after a transition the database refused, and fails the run before it', async () => {
