@@ -18,12 +18,15 @@ export class ExtraApi {
   output = '';
   url = '';
   readonly env: NodeJS.ProcessEnv;
+  /** A PORT given up front is kept: a Temporal UI may already point its codec endpoint there. */
+  private readonly portGiven: boolean;
 
   /** mode `all` runs a worker too: only against a Temporal server of its own, or it takes the stack's tasks. */
   constructor(
     overrides: Record<string, string>,
     private readonly mode: 'api' | 'all' = 'api',
   ) {
+    this.portGiven = overrides.PORT !== undefined;
     this.env = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -42,9 +45,19 @@ export class ExtraApi {
     }
   }
 
+  /** A free port can be taken by another process before the child binds it: then it starts again on another. */
   async start(): Promise<void> {
-    // A PORT given up front is kept: a Temporal UI may already point its codec endpoint there.
-    const port = this.env.PORT ? Number(this.env.PORT) : await freePort();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.launch(this.portGiven ? Number(this.env.PORT) : await freePort());
+      } catch (err) {
+        if (this.portGiven || attempt === 3 || !this.output.includes('EADDRINUSE')) throw err;
+        this.output = '';
+      }
+    }
+  }
+
+  private async launch(port: number): Promise<void> {
     this.env.PORT = String(port);
     this.url = `http://127.0.0.1:${port}`;
     const root = projectRoot();
