@@ -4,7 +4,7 @@ import type { Browser } from 'playwright-core';
 import { uniqueId } from '../support/api';
 import { describeInChromium, launchChromium } from '../support/browser-auth';
 import { ExtraApi } from '../support/extra-api';
-import { freePort, waitFor } from '../support/ports';
+import { freePort, reservePort, waitFor } from '../support/ports';
 import { startTemporalDevServer, type TemporalDevServer } from '../support/temporal-server';
 
 /**
@@ -22,12 +22,14 @@ describeInChromium('the Temporal UI of the dev server (headless Chromium)', () =
   let token: string;
 
   beforeAll(async () => {
-    const apiPort = await freePort();
+    // Held until the API starts: a port only picked was once taken while the dev server started.
+    const apiPort = await reservePort();
     const uiPort = await freePort();
     uiUrl = `http://127.0.0.1:${uiPort}`;
     const logFile = path.join(process.env.TEST_WORK_DIR!, 'temporal-ui.log');
-    temporal = await startTemporalDevServer(logFile, { uiPort, codecEndpoint: `http://127.0.0.1:${apiPort}/api/temporal-codec` });
-    extra = new ExtraApi({ TEMPORAL_ADDRESS: temporal.address, PORT: String(apiPort), TEMPORAL_CODEC_AUTH: 'loopback', TEMPORAL_UI_ORIGINS: uiUrl });
+    temporal = await startTemporalDevServer(logFile, { uiPort, codecEndpoint: `http://127.0.0.1:${apiPort.port}/api/temporal-codec` });
+    extra = new ExtraApi({ TEMPORAL_ADDRESS: temporal.address, PORT: String(apiPort.port), TEMPORAL_CODEC_AUTH: 'loopback', TEMPORAL_UI_ORIGINS: uiUrl });
+    await apiPort.release();
     await extra.start();
     token = JSON.parse(extra.cli(['org', 'create', uniqueId('ui'), '--json'])).token;
     await waitFor('the Temporal UI', async () => ((await fetch(uiUrl)).ok ? true : undefined), 30_000);

@@ -12,6 +12,22 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A free port held listening until `release`: for a port that must be named before its server can
+ * start (a codec endpoint a Temporal UI is started with), so nothing started meanwhile takes it.
+ */
+export function reservePort(): Promise<{ port: number; release: () => Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      resolve({ port, release: () => new Promise((done) => server.close(() => done())) });
+    });
+  });
+}
+
 export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
