@@ -1,8 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
 import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
-import { PROJECTION_REJECTED, type ProjectionActivities, type TransitionEvent } from '../workflows/runtime/contract';
-import { TRANSITION_NOT_WRITTEN, WRITE_AHEAD_HEADER, type WriteAheadSinks } from '../workflows/runtime/write-ahead';
+import { PROJECTION_REJECTED, type ProjectionActivities } from '../workflows/runtime/contract';
+import { type CarriedWrites, TRANSITION_NOT_WRITTEN, WRITE_AHEAD_HEADER, type WriteAheadSinks } from '../workflows/runtime/write-ahead';
 
 /** Past this, a write gives up and the workflow writes the transition itself, retrying without limit. */
 const WRITE_AHEAD_TIMEOUT_MS = 5_000;
@@ -10,15 +10,15 @@ const WRITE_AHEAD_TIMEOUT_MS = 5_000;
 const EARLY_WRITE_KEPT_MS = 30_000;
 
 export interface TransitionWriter {
-  /** Register on the worker: starts a handed-off transition's write as soon as its workflow task completes. */
+  /** Register on the worker: starts writing what was handed off as soon as its workflow task completes. */
   sinks: InjectedSinks<WriteAheadSinks>;
-  /** Register on the worker: writes the carried transition before the activity runs. */
+  /** Register on the worker: writes what the activity carries before it runs. */
   interceptor: ActivityInterceptorsFactory;
 }
 
 /**
- * The worker's half of workflows/runtime/write-ahead.ts: an activity that carries its run's last
- * transition writes it before it runs. The write starts when the workflow hands the transition
+ * The worker's half of workflows/runtime/write-ahead.ts: an activity that carries its run's start
+ * or last transition writes them, in that order, before it runs. The write starts when the workflow hands the transition
  * off (a sink, while Temporal dispatches the activity) and the activity waits for it, or writes
  * it itself when this process did not start it (another worker, a replay). A write that fails or
  * hangs fails the activity at once, without running it and without a retry, so a database outage
@@ -26,17 +26,21 @@ export interface TransitionWriter {
  * local activity and schedules the activity again. Every worker that runs the engine's workflows
  * with their interceptors registers both halves (src/worker/worker.ts does).
  */
-export function transitionWriter(projectTransition: ProjectionActivities['projectTransition']): TransitionWriter {
+export function transitionWriter(projection: ProjectionActivities): TransitionWriter {
   const early = new Map<string, Promise<void>>();
+  const writeAll = async ({ started, transition }: CarriedWrites) => {
+    if (started) await projection.projectRunStarted(started);
+    if (transition) await projection.projectTransition(transition);
+  };
   return {
     sinks: {
       transitions: {
         handedOff: {
-          fn(_info, event) {
-            const key = keyOf(event);
+          fn(_info, writes) {
+            const key = keyOf(writes);
             if (early.has(key)) return;
-            // After this activation's completion has gone back to Temporal: PGlite writes on this thread.
-            const write = new Promise<void>((resolve) => setImmediate(resolve)).then(() => projectTransition(event));
+            // After this activation's completion is on its way to Temporal: PGlite writes on this thread.
+            const write = new Promise<void>((resolve) => setImmediate(resolve)).then(() => writeAll(writes));
             early.set(key, write);
             const forget = () => setTimeout(() => early.get(key) === write && early.delete(key), EARLY_WRITE_KEPT_MS).unref();
             write.then(forget, forget);
@@ -49,22 +53,22 @@ export function transitionWriter(projectTransition: ProjectionActivities['projec
         async execute(input, next) {
           const header = input.headers[WRITE_AHEAD_HEADER];
           if (!header) return next(input);
-          const event = input.args.at(-1) as TransitionEvent;
-          const key = keyOf(event);
-          const started = early.get(key);
+          const writes = input.args.at(-1) as CarriedWrites;
+          const key = keyOf(writes);
+          const begun = early.get(key);
           early.delete(key);
           const limitMs = Math.min(WRITE_AHEAD_TIMEOUT_MS, (ctx.info.startToCloseTimeoutMs ?? Infinity) / 2);
           const timer = new AbortController();
           const timedOut = delay(limitMs, TIMED_OUT, { signal: timer.signal });
           try {
-            const write = started ? started.catch(() => projectTransition(event)) : projectTransition(event);
+            const write = begun ? begun.catch(() => writeAll(writes)) : writeAll(writes);
             const outcome = await Promise.race([write, timedOut]);
             if (outcome === TIMED_OUT) throw new WriteTimedOut(`no answer in ${limitMs} ms`);
           } catch (err) {
             throw ApplicationFailure.create({
               type: TRANSITION_NOT_WRITTEN,
               nonRetryable: true,
-              message: `transition ${defaultPayloadConverter.fromPayload<number>(header)} not written before the activity: ${reasonOf(err)}`,
+              message: `${describe(defaultPayloadConverter.fromPayload<string>(header))} not written before the activity: ${reasonOf(err)}`,
             });
           } finally {
             timer.abort();
@@ -76,8 +80,17 @@ export function transitionWriter(projectTransition: ProjectionActivities['projec
   };
 }
 
-function keyOf(event: TransitionEvent): string {
-  return `${event.workflow_id}:${event.attempt}:${event.seq}`;
+function keyOf({ started, transition }: CarriedWrites): string {
+  const run = started ?? transition;
+  return `${run?.workflow_id}:${run?.attempt}:${started ? 'start' : ''}:${transition?.seq ?? ''}`;
+}
+
+/** `start+3` → "the run's start and transition 3". */
+function describe(names: string): string {
+  return names
+    .split('+')
+    .map((name) => (name === 'start' ? "the run's start" : `transition ${name}`))
+    .join(' and ');
 }
 
 const TIMED_OUT = Symbol('timed out');

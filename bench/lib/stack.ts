@@ -231,7 +231,7 @@ export async function startStack(): Promise<BenchStack> {
     const nativeConnection = await NativeConnection.connect({ address: config.temporalAddress });
     closers.push(() => nativeConnection.close());
     const workerOptions = (projection: ProjectionActivities) => {
-      const writer = transitionWriter(projection.projectTransition);
+      const writer = transitionWriter(projection);
       return {
         connection: nativeConnection,
         namespace: config.temporalNamespace,

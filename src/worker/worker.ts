@@ -138,7 +138,7 @@ export async function createWorker(
   const connection = await NativeConnection.connect({ address: config.temporalAddress, tls: temporalTlsOptions(config.temporalTls) });
   const { workflowModules, ...code } = workflowSource(tracing !== undefined);
   const activities = workerActivities(config, database, connections, hooks);
-  const writer = transitionWriter(activities.projectTransition);
+  const writer = transitionWriter(activities);
   return Worker.create({
     connection,
     namespace: config.temporalNamespace,

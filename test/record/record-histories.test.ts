@@ -73,7 +73,7 @@ describe('record workflow histories', () => {
       dataConverter: testDataConverter,
       taskQueue: TASK_QUEUE,
       workflowsPath: require.resolve('../../workflows'),
-      ...engineWiring(projection.projectTransition),
+      ...engineWiring(projection),
       activities: {
         ...projection,
         ...createEsignActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([double.url]) }),

@@ -4,9 +4,9 @@ import type { ProjectionActivities } from '../../workflows/runtime/contract';
 
 /**
  * For a test worker or replay wired as src/worker/worker.ts wires the service's: the engine's
- * workflow interceptors, and the worker's half of writing transitions ahead through `projection`.
+ * workflow interceptors, and the worker's half of writing ahead through `projection` (by default, writing nothing: for replays).
  */
-export function engineWiring(projectTransition: ProjectionActivities['projectTransition'] = async () => undefined) {
-  const writer = transitionWriter(projectTransition);
+export function engineWiring(projection: ProjectionActivities = { projectRunStarted: async () => undefined, projectTransition: async () => undefined }) {
+  const writer = transitionWriter(projection);
   return { interceptors: { workflowModules: workflowInterceptorModules, activity: [writer.interceptor] }, sinks: writer.sinks };
 }

@@ -7,7 +7,7 @@ import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import { projectRoot } from '../../db/client';
 import { tracingOff } from '../../src/telemetry/tracing';
 import { tracedWorkflowInterceptorModules } from '../../src/worker/worker';
-import { transitionWriter } from '../../activities/write-ahead';
+import { engineWiring } from '../support/engine-wiring';
 import { testDataConverter } from '../support/temporal-test-env';
 
 /**
@@ -56,7 +56,7 @@ describe('replay of recorded histories', () => {
       interceptors: { workflowModules: tracedWorkflowInterceptorModules },
       sinks: {
         exporter: makeWorkflowExporter(tracingOff().processor, tracingOff().resource),
-        ...transitionWriter(async () => undefined).sinks,
+        ...engineWiring().sinks,
       },
       replayName: 'replay-interceptors',
       dataConverter: testDataConverter,

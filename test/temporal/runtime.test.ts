@@ -15,7 +15,7 @@ const WIRINGS: [string, WorkerWiring, boolean][] = [
   ['each transition written by its local activity', () => ({}), false],
   [
     'transitions written ahead by the next step',
-    (projection) => engineWiring(projection.projectTransition),
+    (projection) => engineWiring(projection),
     true,
   ],
 ];
@@ -63,7 +63,8 @@ describe.each(WIRINGS)('state-machine runtime, %s', (_wiring, wire, writesAhead)
       const { Context } = await import('@temporalio/activity');
       const id = Context.current().info.workflowExecution?.workflowId ?? '';
       stepsRan.push(`${id}:${name}`);
-      return transitionsOf(id).map((e) => e.seq);
+      const start = started.some((e) => e.workflow_id === id) ? [0] : [];
+      return [...start, ...transitionsOf(id).map((e) => e.seq)];
     },
   };
 
@@ -273,7 +274,7 @@ describe.each(WIRINGS)('state-machine runtime, %s', (_wiring, wire, writesAhead)
 
   it('has every transition in the projection before the step after it runs', async () => {
     const result = await runSteps('wf_steps');
-    expect(result).toMatchObject({ first: [], second: [1], third: [1, 2] });
+    expect(result).toMatchObject({ first: [0], second: [0, 1], third: [0, 1, 2] });
     expect(transitionsOf('wf_steps').map((e) => [e.seq, e.action, e.to])).toEqual([
       [1, 'first', 'two'],
       [2, 'second', 'three'],
@@ -283,8 +284,8 @@ describe.each(WIRINGS)('state-machine runtime, %s', (_wiring, wire, writesAhead)
     const { events } = history;
     const localWrites = events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
     const carried = events!.filter((e) => e.activityTaskScheduledEventAttributes?.header?.fields?.[WRITE_AHEAD_HEADER]);
-    // Written ahead: the start and the end through local activities, transitions 1 and 2 by the steps after them.
-    expect([localWrites.length, carried.length]).toEqual(writesAhead ? [2, 2] : [4, 0]);
+    // Written ahead: the start by the first step, transitions 1 and 2 by the steps after them, the end by a local activity.
+    expect([localWrites.length, carried.length]).toEqual(writesAhead ? [1, 3] : [4, 0]);
     const states = events!.flatMap((e) => {
       const value = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.EngineStateName?.data;
       return value ? [JSON.parse(Buffer.from(value).toString())] : [];
@@ -310,7 +311,7 @@ describe.each(WIRINGS)('state-machine runtime, %s', (_wiring, wire, writesAhead)
     outages.wf_steps_outage = 3;
     const result = await runSteps('wf_steps_outage');
     expect(outages.wf_steps_outage).toBe(0);
-    expect(result).toMatchObject({ second: [1], third: [1, 2] });
+    expect(result).toMatchObject({ second: [0, 1], third: [0, 1, 2] });
     expect(stepsRan.filter((s) => s.startsWith('wf_steps_outage:'))).toEqual(['first', 'second', 'third'].map((n) => `wf_steps_outage:${n}`));
     expect(transitionsOf('wf_steps_outage').map((e) => e.seq)).toEqual([1, 2, 3]);
   });

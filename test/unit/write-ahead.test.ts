@@ -3,8 +3,8 @@ import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common'
 import type { WorkflowInfo } from '@temporalio/workflow';
 import type { ActivityExecuteInput } from '@temporalio/worker';
 import { transitionWriter } from '../../activities/write-ahead';
-import { PROJECTION_REJECTED, type TransitionEvent } from '../../workflows/runtime/contract';
-import { TRANSITION_NOT_WRITTEN, WRITE_AHEAD_HEADER } from '../../workflows/runtime/write-ahead';
+import { PROJECTION_REJECTED, type RunStartedEvent, type TransitionEvent } from '../../workflows/runtime/contract';
+import { type CarriedWrites, TRANSITION_NOT_WRITTEN, WRITE_AHEAD_HEADER } from '../../workflows/runtime/write-ahead';
 
 /** The worker's half of writing transitions ahead, called as Temporal calls it. */
 describe('transitions written ahead by the worker', () => {
@@ -21,18 +21,25 @@ describe('transitions written ahead by the worker', () => {
     at: new Date(0).toISOString(),
     data: {},
   });
-  const carrying = (e: TransitionEvent): ActivityExecuteInput => ({
-    args: [{ own: 'argument' }, e],
-    headers: { [WRITE_AHEAD_HEADER]: defaultPayloadConverter.toPayload(e.seq) },
+  const start: RunStartedEvent = { ...event(0), state_name: 'one' };
+  const carrying = (e: TransitionEvent, started?: RunStartedEvent): ActivityExecuteInput => ({
+    args: [{ own: 'argument' }, { started, transition: e } satisfies CarriedWrites],
+    headers: { [WRITE_AHEAD_HEADER]: defaultPayloadConverter.toPayload(started ? `start+${e.seq}` : String(e.seq)) },
   });
   const context = (startToCloseTimeoutMs: number) => ({ info: { startToCloseTimeoutMs } }) as unknown as Context;
 
+  /** `writes` lists what was written: a transition's seq, or "start". */
   function setUp(write: (e: TransitionEvent) => Promise<void>, startToCloseTimeoutMs = 10_000) {
-    const writes: number[] = [];
+    const writes: (number | string)[] = [];
     const ran: unknown[][] = [];
-    const writer = transitionWriter(async (e) => {
-      writes.push(e.seq);
-      await write(e);
+    const writer = transitionWriter({
+      async projectRunStarted() {
+        writes.push('start');
+      },
+      async projectTransition(e) {
+        writes.push(e.seq);
+        await write(e);
+      },
     });
     const inbound = writer.interceptor(context(startToCloseTimeoutMs)).inbound!;
     const execute = (input: ActivityExecuteInput) =>
@@ -40,7 +47,7 @@ describe('transitions written ahead by the worker', () => {
         ran.push(i.args);
         return 'done';
       });
-    const handOff = (e: TransitionEvent) => writer.sinks.transitions.handedOff.fn({} as WorkflowInfo, e);
+    const handOff = (e: TransitionEvent) => writer.sinks.transitions.handedOff.fn({} as WorkflowInfo, { transition: e });
     return { writes, ran, execute, handOff };
   }
 
@@ -57,6 +64,17 @@ describe('transitions written ahead by the worker', () => {
     await expect(execute(carrying(event(3)))).resolves.toBe('done');
     expect(writes).toEqual([3]);
     expect(ran).toEqual([[{ own: 'argument' }]]);
+  });
+
+  it("writes the run's start before the transition when it carries both", async () => {
+    const { writes, ran, execute } = setUp(async () => {
+      throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    });
+    expect(await notWritten(execute(carrying(event(1), start)))).toBe(
+      "the run's start and transition 1 not written before the activity: ECONNREFUSED",
+    );
+    expect(writes).toEqual(['start', 1]);
+    expect(ran).toEqual([]);
   });
 
   it('waits for the write the hand-off started instead of writing again', async () => {
@@ -111,8 +129,9 @@ describe('transitions written ahead by the worker', () => {
 
   it('leaves an activity that carries nothing as it is', async () => {
     const { writes, ran, execute } = setUp(async () => undefined);
-    await expect(execute({ args: [{ own: 'argument' }, event(9)], headers: {} })).resolves.toBe('done');
+    const args = [{ own: 'argument' }, { transition: event(9) }];
+    await expect(execute({ args, headers: {} })).resolves.toBe('done');
     expect(writes).toEqual([]);
-    expect(ran).toEqual([[{ own: 'argument' }, event(9)]]);
+    expect(ran).toEqual([args]);
   });
 });

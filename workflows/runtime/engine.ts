@@ -93,7 +93,8 @@ class Machine {
     if (resume?.reason !== 'continue') {
       const memo = workflowInfo().memo;
       const started = { ...this.identity(), state_name: this.state, at: nowIso(), schedule_id: scheduleIdOf(memo), owner: ownerOf(memo) };
-      await CancellationScope.nonCancellable(() => projection.projectRunStarted(started));
+      if (this.writesAhead) writeAhead.deferStart(started);
+      else await CancellationScope.nonCancellable(() => projection.projectRunStarted(started));
     }
     if (!resume) {
       const invalid = this.validateInput();

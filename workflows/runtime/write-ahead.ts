@@ -10,7 +10,7 @@ import {
   type WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
 import { SA_STATE } from '../constants';
-import { PROJECTION_REJECTED, type ProjectionActivities, type TransitionEvent } from './contract';
+import { PROJECTION_REJECTED, type ProjectionActivities, type RunStartedEvent, type TransitionEvent } from './contract';
 import { projectionRejection, type StepFailure } from './failure';
 
 // The projection must eventually succeed, so it retries without limit: a Postgres
@@ -21,21 +21,27 @@ export const projection = proxyLocalActivities<ProjectionActivities>({
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
 });
 
+/** What an activity carries for the worker to write before it runs: its run's start, the transition into its step, or both. */
+export interface CarriedWrites {
+  started?: RunStartedEvent;
+  transition?: TransitionEvent;
+}
+
 /**
- * On an activity whose last argument is a transition the worker writes before the activity runs.
- * The header holds only the transition's seq: headers skip the payload codec, the arguments do not.
+ * On an activity whose last argument is CarriedWrites. The header names them only (`start`, the
+ * transition's seq): headers skip the payload codec, the arguments do not.
  */
 export const WRITE_AHEAD_HEADER = 'engine-transition-ahead';
 
-/** Thrown by the worker when it could not write the transition ahead; the activity itself did not run. */
+/** Thrown by the worker when it could not write what the activity carried; the activity itself did not run. */
 export const TRANSITION_NOT_WRITTEN = 'transition_not_written';
 
 /**
- * Lets the worker start writing a handed-off transition while Temporal dispatches the activity
- * that carries it, instead of after. Not called on replay; the activity writes it either way.
+ * Lets the worker start writing what it is handed while Temporal dispatches the activity that
+ * carries it, instead of after. Not called on replay; the activity writes it either way.
  */
 export interface WriteAheadSinks extends Sinks {
-  transitions: { handedOff(event: TransitionEvent): void };
+  transitions: { handedOff(writes: CarriedWrites): void };
 }
 const { transitions } = proxySinks<WriteAheadSinks>();
 
@@ -48,8 +54,9 @@ export interface RefusedTransition {
 }
 
 /**
- * Writes a run's transitions with the step that follows them. A transition into a state whose
- * step is an activity is not written by a local activity of its own: the activity carries it
+ * Writes a run's start and transitions with the step that follows them. A transition into a state
+ * whose step is an activity (or the start of a run whose first step is one) is not written by a
+ * local activity of its own: the activity carries it
  * (after its own arguments, so the payload codec encrypts it) and the worker writes it before
  * running the activity (activities/write-ahead.ts). Every other command the run gives (a
  * timer, a child, a local activity, a signal, continue-as-new) and every wait or end writes what
@@ -66,7 +73,7 @@ export interface RefusedTransition {
  */
 export class WriteAhead {
   private enabled = false;
-  private pending?: TransitionEvent;
+  private pending: CarriedWrites = {};
   private refusal?: RefusedTransition;
   private attribute?: string;
 
@@ -92,49 +99,61 @@ export class WriteAhead {
   /** Forgets a refused transition once the run has gone back to before it. */
   clearRefusal(): void {
     this.refusal = undefined;
-    this.pending = undefined;
+    this.pending = {};
+  }
+
+  /** Leaves the run's start for the next activity to write. */
+  deferStart(event: RunStartedEvent): void {
+    this.pending = { started: event };
   }
 
   /** Leaves `event` for the next activity to write; a transition still pending is written first. */
   async defer(event: TransitionEvent): Promise<void> {
-    await this.write();
-    this.pending = event;
+    if (this.pending.transition) await this.write();
+    this.pending = { ...this.pending, transition: event };
   }
 
   /**
    * Writes what is pending, then `event`, through the local activity. A refusal of the pending
-   * transition is kept (every later command rethrows it) and thrown; one of `event` is thrown
-   * as the local activity threw it.
+   * transition is kept (every later command rethrows it) and thrown; one of the start or of
+   * `event` is thrown as the local activity threw it (the start stays pending: every later
+   * command tries it again).
    */
   async write(event?: TransitionEvent): Promise<void> {
     this.throwIfRefused();
-    const pending = this.pending;
-    if (pending) {
+    const { started, transition } = this.pending;
+    if (started) {
+      // A cancel request must not interrupt a write.
+      await CancellationScope.nonCancellable(() => projection.projectRunStarted(started));
+      this.settled({ started });
+    }
+    if (transition) {
       try {
-        await this.writeNow(pending);
+        await this.writeNow(transition);
       } catch (err) {
         const rejection = projectionRejection(err);
         if (!rejection) throw err;
         this.refusal = { failure: rejection };
         this.throwIfRefused();
       }
-      if (this.pending === pending) this.pending = undefined;
+      this.settled({ transition });
     }
     if (event) await this.writeNow(event);
   }
 
-  /** The outbound interceptor for activities: hands the pending transition to the activity. */
+  /** The outbound interceptor for activities: hands what is pending to the activity. */
   async scheduleActivity(input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>): Promise<unknown> {
     this.throwIfRefused();
-    const event = this.pending;
-    if (!event) return next(input);
-    transitions.handedOff(event);
+    const carried = this.pending;
+    if (!this.hasPending()) return next(input);
+    transitions.handedOff(carried);
+    const names = [...(carried.started ? ['start'] : []), ...(carried.transition ? [carried.transition.seq] : [])];
     let result: unknown;
     try {
       result = await next({
         ...input,
-        args: [...input.args, event],
-        headers: { ...input.headers, [WRITE_AHEAD_HEADER]: defaultPayloadConverter.toPayload(event.seq) },
+        args: [...input.args, carried],
+        headers: { ...input.headers, [WRITE_AHEAD_HEADER]: defaultPayloadConverter.toPayload(names.join('+')) },
       });
     } catch (err) {
       if (!notWritten(err)) throw err;
@@ -143,7 +162,7 @@ export class WriteAhead {
       await this.write();
       return next(input);
     }
-    if (this.pending === event) this.pending = undefined;
+    this.settled(carried);
     return result;
   }
 
@@ -153,8 +172,21 @@ export class WriteAhead {
    */
   before<T>(give: () => Promise<T>, localActivityType?: string): Promise<T> {
     if (this.refusal) return Promise.reject(this.refusalFailure());
-    if (!this.pending || (localActivityType && PROJECTION_ACTIVITIES.has(localActivityType))) return give();
+    if (!this.hasPending() || (localActivityType && PROJECTION_ACTIVITIES.has(localActivityType))) return give();
     return this.write().then(give);
+  }
+
+  private hasPending(): boolean {
+    return this.pending.started !== undefined || this.pending.transition !== undefined;
+  }
+
+  /** Drops what was written from what is pending, unless something newer replaced it meanwhile. */
+  private settled(written: CarriedWrites): void {
+    const { started, transition } = this.pending;
+    this.pending = {
+      started: started === written.started ? undefined : started,
+      transition: transition === written.transition ? undefined : transition,
+    };
   }
 
   private async writeNow(event: TransitionEvent): Promise<void> {
