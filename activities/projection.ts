@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { lt, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Database } from '../db/client';
 import { runs, transitions } from '../db/schema';
 import { PROJECTION_REJECTED, type ProjectionActivities, type RunStartedEvent, type TransitionEvent } from '../workflows/runtime/contract';
@@ -18,44 +18,11 @@ export const TRANSITIONS_CHANNEL = 'workflow_transitions';
  * loses a transition.
  */
 export function createProjection(db: Database): ProjectionActivities {
-  const runRow = (e: RunStartedEvent | TransitionEvent, stateName: string) => ({
-    workflowId: e.workflow_id,
-    organizationUuid: e.organization_uuid,
-    workflowType: e.workflow_type,
-    version: e.version,
-    stateName,
-    status: 'RUNNING',
-    attempt: e.attempt,
-    createdAt: new Date(e.at),
-    updatedAt: new Date(e.at),
-  });
-
   const writes: ProjectionActivities = {
     // Postgres refuses NUL and lone surrogates, which a provider's answer or a direct start's ids
     // may carry: the projection replaces them rather than stall the run on a write that can never succeed.
     async projectRunStarted(event) {
-      const e = storable(event);
-      await db
-        .insert(runs)
-        .values({
-          ...runRow(e, e.state_name),
-          scheduleId: e.schedule_id ?? null,
-          endUserUuid: e.owner?.end_user_uuid ?? null,
-          clientUuid: e.owner?.client_uuid ?? null,
-        })
-        .onConflictDoUpdate({
-          target: runs.workflowId,
-          set: {
-            status: 'RUNNING',
-            isTerminal: false,
-            stateName: e.state_name,
-            stateData: null,
-            attempt: e.attempt,
-            updatedAt: new Date(e.at),
-          },
-          // A newer attempt re-opens the run; a repeated start of the same attempt changes nothing.
-          setWhere: lt(runs.attempt, e.attempt),
-        });
+      await projectRunsStarted(db, [event]);
     },
 
     // One statement, so one round trip and its own transaction: the transition, the run row moved
@@ -93,6 +60,54 @@ export function createProjection(db: Database): ProjectionActivities {
     projectRunStarted: (event) => refusedDataFailsForGood(`the start of attempt ${event.attempt}`, () => writes.projectRunStarted(event)),
     projectTransition: (event) => refusedDataFailsForGood(`transition ${event.seq}`, () => writes.projectTransition(event)),
   };
+}
+
+/**
+ * Writes the starts of several runs in one statement: the API registers concurrent starts together.
+ * A start already written changes nothing; a newer attempt re-opens its run. Each run at most once
+ * per statement (Postgres refuses to update one row twice), so a repeated start is left out.
+ */
+export async function projectRunsStarted(db: Database, events: readonly RunStartedEvent[]): Promise<void> {
+  const latest = new Map<string, RunStartedEvent>();
+  for (const event of events) {
+    const seen = latest.get(event.workflow_id);
+    if (!seen || seen.attempt < event.attempt) latest.set(event.workflow_id, event);
+  }
+  if (!latest.size) return;
+  const excluded = (column: string) => sql.raw(`excluded.${column}`);
+  await db
+    .insert(runs)
+    .values(
+      [...latest.values()].map((event) => {
+        const e = storable(event);
+        return {
+          workflowId: e.workflow_id,
+          organizationUuid: e.organization_uuid,
+          workflowType: e.workflow_type,
+          version: e.version,
+          stateName: e.state_name,
+          status: 'RUNNING',
+          attempt: e.attempt,
+          createdAt: new Date(e.at),
+          updatedAt: new Date(e.at),
+          scheduleId: e.schedule_id ?? null,
+          endUserUuid: e.owner?.end_user_uuid ?? null,
+          clientUuid: e.owner?.client_uuid ?? null,
+        };
+      }),
+    )
+    .onConflictDoUpdate({
+      target: runs.workflowId,
+      set: {
+        status: 'RUNNING',
+        isTerminal: false,
+        stateName: excluded('state_name'),
+        stateData: null,
+        attempt: excluded('attempt'),
+        updatedAt: excluded('updated_at'),
+      },
+      setWhere: sql`${runs.attempt} < excluded.attempt`,
+    });
 }
 
 /**

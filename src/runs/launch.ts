@@ -23,7 +23,7 @@ export interface Launch {
  * started. The workflow's own projectRunStarted writes the same row idempotently, in either order.
  * False when an execution with this id had been started already (the same run, registered too).
  */
-export async function launchRun(temporal: TemporalClients, projection: ProjectionActivities, run: Launch): Promise<boolean> {
+export async function launchRun(temporal: TemporalClients, projection: Pick<ProjectionActivities, 'projectRunStarted'>, run: Launch): Promise<boolean> {
   const { def, organizationUuid: org, workflowId, owner } = run;
   const state = initialState(def);
   const input: EngineWorkflowInput = { organization_uuid: org, initial_data: run.initialData };

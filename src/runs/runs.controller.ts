@@ -4,6 +4,7 @@ import { AllowEndUsers, CurrentPrincipal, type Principal } from '../auth/princip
 import { StorableTextPipe } from '../common/storable-text.pipe';
 import { SchemaValidationPipe } from '../common/validation';
 import { type ListQuery, listQuerySchema } from './run-list';
+import { DatabaseCheck } from './database-check';
 import { RunStreamService } from './run-stream.service';
 import { RunsService } from './runs.service';
 import { type StartBody, startBodySchema } from './start-body';
@@ -17,6 +18,7 @@ export class RunsController {
   constructor(
     private readonly runs: RunsService,
     private readonly streams: RunStreamService,
+    private readonly databaseCheck: DatabaseCheck,
   ) {}
 
   @Post('start')
@@ -24,9 +26,10 @@ export class RunsController {
     @CurrentPrincipal() principal: Principal,
     @Body({ schema: startBodySchema }) body: StartBody,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ) {
-    const { result, replayed } = await this.runs.start(principal, body, idempotencyKey);
+    const { result, replayed } = await this.runs.start(principal, body, idempotencyKey, this.databaseCheck.forRequest(req));
     res.status(201);
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
     return result;

@@ -25,7 +25,9 @@ import { newRunId, requestHash } from './run-ids';
 import { type ListQuery, listRuns } from './run-list';
 import { runView, startResult, transitionView } from './run-views';
 import { IDEMPOTENCY_KEY, type StartBody } from './start-body';
+import { DatabaseCheck } from './database-check';
 import { launchRun } from './launch';
+import { RunRegistrations } from './run-registrations';
 import { engineStartOptions } from './start-options';
 
 /** A type's declared idempotency input stands for the Idempotency-Key header a request left out. */
@@ -41,7 +43,7 @@ const RETRYABLE_STATUSES: ReadonlySet<string> = new Set(['FAILED', 'CANCELLED'])
 @Injectable()
 export class RunsService {
   private readonly projection;
-  private pingInFlight?: Promise<unknown>;
+  private readonly registrations;
 
   constructor(
     @Inject(DATABASE) private readonly database: DatabaseHandle,
@@ -49,20 +51,22 @@ export class RunsService {
     @Inject(CONFIG) private readonly config: AppConfig,
     @Inject(CONNECTIONS) private readonly connections: ConnectionStore,
     private readonly catalog: CatalogService,
+    private readonly databaseCheck: DatabaseCheck,
   ) {
     this.projection = createProjection(database.db);
+    this.registrations = new RunRegistrations(database.db);
   }
 
   private get db() {
     return this.database.db;
   }
 
-  /** Starts a run; `replayed` says an Idempotency-Key matched an earlier identical request. */
-  async start(principal: Principal, sent: StartBody, idempotencyKey?: string) {
+  /**
+   * Starts a run; `replayed` says an Idempotency-Key matched an earlier identical request.
+   * `databaseDown` is the database check begun as the request arrived, if it was.
+   */
+  async start(principal: Principal, sent: StartBody, idempotencyKey?: string, databaseDown = this.databaseCheck.ask()) {
     const body = pinEndUser(principal, sent);
-    // The database ping runs while the request is checked, off the critical path; launch waits
-    // for its answer before anything starts.
-    const databaseDown = this.databaseDown();
     const def = await this.checkStart(principal, body);
     idempotencyKey ??= inputIdempotencyKey(def, body.initial_data);
     if (idempotencyKey === undefined) return { result: await this.launch(def, body, principal, newRunId(), databaseDown), replayed: false };
@@ -92,23 +96,6 @@ export class RunsService {
       if (existing) return { result: startResult(existing), replayed: true };
     }
     return { result: await this.launch(def, body, principal, entry.workflowId, databaseDown), replayed: false };
-  }
-
-  /**
-   * Resolves with the error of a database ping, or undefined when the database answered. Starts
-   * arriving while a ping is out share it: its answer still comes after they arrived, and under
-   * load they do not queue one ping each behind the worker's writes. Settled, so a start refused
-   * by its checks leaves no rejected promise behind.
-   */
-  private databaseDown(): Promise<unknown> {
-    this.pingInFlight ??= this.database
-      .ping()
-      .then(
-        () => undefined,
-        (err: unknown) => err,
-      )
-      .finally(() => (this.pingInFlight = undefined));
-    return this.pingInFlight;
   }
 
   /** Everything a start is validated on (422 naming each field), before anything starts; also for a schedule's runs. */
@@ -188,7 +175,7 @@ export class RunsService {
     const down = await databaseDown;
     if (down !== undefined) throw down;
     const owner = isEndUser(principal) ? { end_user_uuid: principal.user_id, client_uuid: principal.client_uuid } : undefined;
-    await launchRun(this.temporal, this.projection, {
+    await launchRun(this.temporal, this.registrations, {
       def,
       organizationUuid: principal.organization_uuid,
       workflowId,

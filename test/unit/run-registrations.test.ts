@@ -1,0 +1,101 @@
+import { eq, inArray } from 'drizzle-orm';
+import type { DatabaseHandle } from '../../db/client';
+import { runs } from '../../db/schema';
+import { RunRegistrations } from '../../src/runs/run-registrations';
+import type { RunStartedEvent } from '../../workflows/runtime/contract';
+import { openMigratedPglite } from '../support/pglite';
+
+describe('RunRegistrations (the API registering the runs it started)', () => {
+  let database: DatabaseHandle;
+  beforeAll(async () => {
+    database = await openMigratedPglite();
+  });
+  afterAll(() => database.close());
+
+  const start = (workflow_id: string, extra: Partial<RunStartedEvent> = {}): RunStartedEvent => ({
+    workflow_id,
+    organization_uuid: 'org_test',
+    workflow_type: 'test.type',
+    version: '1.0',
+    state_name: 'pending',
+    attempt: 1,
+    at: new Date().toISOString(),
+    ...extra,
+  });
+
+  /** The database, with each insert statement counted. */
+  const counted = () => {
+    const statements: number[] = [];
+    const db = new Proxy(database.db, {
+      get(target, key, receiver) {
+        if (key !== 'insert') return Reflect.get(target, key, receiver);
+        return (table: typeof runs) => {
+          statements.push(0);
+          return target.insert(table);
+        };
+      },
+    });
+    return { db, statements };
+  };
+
+  const rowsOf = (ids: string[]) => database.db.select().from(runs).where(inArray(runs.workflowId, ids));
+
+  it('writes a lone start at once, in one statement', async () => {
+    const { db, statements } = counted();
+    await new RunRegistrations(db).projectRunStarted(start('wf_reg_lone'));
+    expect(statements).toHaveLength(1);
+    expect(await rowsOf(['wf_reg_lone'])).toHaveLength(1);
+  });
+
+  it('writes starts that arrive while one is being written together, in one more statement', async () => {
+    const { db, statements } = counted();
+    const registrations = new RunRegistrations(db);
+    const ids = Array.from({ length: 20 }, (_, i) => `wf_reg_batch_${i}`);
+    await Promise.all(ids.map((id) => registrations.projectRunStarted(start(id))));
+    expect(statements).toHaveLength(2);
+    expect((await rowsOf(ids)).map((r) => r.workflowId).sort()).toEqual([...ids].sort());
+  });
+
+  it('takes the newest attempt of a run registered twice in one batch', async () => {
+    const registrations = new RunRegistrations(database.db);
+    await Promise.all([
+      registrations.projectRunStarted(start('wf_reg_first')),
+      registrations.projectRunStarted(start('wf_reg_twice', { attempt: 2, state_name: 'second' })),
+      registrations.projectRunStarted(start('wf_reg_twice', { attempt: 1, state_name: 'first' })),
+    ]);
+    const [run] = await database.db.select().from(runs).where(eq(runs.workflowId, 'wf_reg_twice'));
+    expect(run).toMatchObject({ attempt: 2, stateName: 'second', status: 'RUNNING' });
+  });
+
+  it('fails only the start the database refuses; the others of its batch are written', async () => {
+    const registrations = new RunRegistrations(database.db);
+    // A time Postgres cannot hold: a data exception (class 22) from the real database.
+    const outcomes = await Promise.allSettled([
+      registrations.projectRunStarted(start('wf_reg_lead')),
+      registrations.projectRunStarted(start('wf_reg_ok_1')),
+      registrations.projectRunStarted(start('wf_reg_refused', { at: '+275760-09-13T00:00:00.000Z' })),
+      registrations.projectRunStarted(start('wf_reg_ok_2')),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect((await rowsOf(['wf_reg_lead', 'wf_reg_ok_1', 'wf_reg_refused', 'wf_reg_ok_2'])).map((r) => r.workflowId).sort()).toEqual([
+      'wf_reg_lead',
+      'wf_reg_ok_1',
+      'wf_reg_ok_2',
+    ]);
+  });
+
+  it('fails a whole batch at once when the database is gone, without trying its starts one by one', async () => {
+    const lost = Object.assign(new Error('Connection terminated unexpectedly'), { code: '08006' });
+    let statements = 0;
+    const gone = {
+      insert: () => {
+        statements++;
+        throw lost;
+      },
+    } as unknown as DatabaseHandle['db'];
+    const registrations = new RunRegistrations(gone);
+    const outcomes = await Promise.allSettled(['wf_gone_1', 'wf_gone_2', 'wf_gone_3'].map((id) => registrations.projectRunStarted(start(id))));
+    expect(outcomes.every((o) => o.status === 'rejected' && o.reason === lost)).toBe(true);
+    expect(statements).toBe(2);
+  });
+});
