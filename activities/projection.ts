@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/client';
 import { runs, transitions } from '../db/schema';
-import { PROJECTION_REJECTED, type ProjectionActivities, type RunStartedEvent, type TransitionEvent } from '../workflows/runtime/contract';
+import { PROJECTION_REJECTED, type ProjectionActivities, type RunStartedEvent } from '../workflows/runtime/contract';
 import { storable } from '../workflows/runtime/storable-text';
 import { isRefusedData, sqlState } from './database-errors';
 
