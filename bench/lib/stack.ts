@@ -29,11 +29,18 @@ import { freePort, waitFor } from '../../test/support/ports';
 import { startTemporalDevServer, type TemporalDevServer } from '../../test/support/temporal-server';
 import { createTestDatabase } from '../../test/support/test-database';
 import { clock } from './clock';
-import { benchStartOptions } from './start-options';
-import { TASK_QUEUE } from '../../workflows/constants';
+import { MEMO_WORKFLOW_TYPE, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE, TASK_QUEUE } from '../../workflows/constants';
 import type { ProjectionActivities, TransitionEvent } from '../../workflows/runtime/contract';
-import type { BenchActivities } from '../workflows';
+import { initialState } from '../../workflows/runtime/definition';
+import { findDefinition } from '../../workflows/registry';
+import { type BenchActivities, linear40Definition, tickerDefinition } from '../workflows';
 import { Identity } from '../../src/identity/identity';
+
+/** The initial state the API would tag a run with (the benchmark's own types included). */
+function initialStateOf(workflowType: string): string {
+  const def = findDefinition(workflowType) ?? [linear40Definition, tickerDefinition].find((d) => d.workflow_type === workflowType);
+  return def ? initialState(def) : 'pending';
+}
 
 /** A second task queue whose worker runs the same bundle with a projection that writes nothing. */
 export const NO_PROJECTION_QUEUE = 'workflow-engine-bench-noprojection';
@@ -72,8 +79,6 @@ export interface BenchStack {
   database: DatabaseHandle;
   /** What a service starting runs with the Temporal client directly uses (its own connection). */
   client: Client;
-  /** The payload key the worker and the API hold (a direct caller encrypts with it too). */
-  masterKey: Buffer;
   apiUrl: string;
   token: string;
   org: string;
@@ -251,8 +256,17 @@ export async function startStack(): Promise<BenchStack> {
     closers.push(() => clientConnection.close());
     const client = new Client({ connection: clientConnection, namespace: config.temporalNamespace, dataConverter });
     const org = await createOrganization(database.db, 'bench');
-    const startOptions = (workflowType: string, workflowId: string, initialData: Record<string, unknown>, taskQueue = TASK_QUEUE) =>
-      benchStartOptions(org.organization_uuid, workflowType, workflowId, initialData, taskQueue);
+    const startOptions = (workflowType: string, workflowId: string, initialData: Record<string, unknown>, taskQueue = TASK_QUEUE) => ({
+      taskQueue,
+      workflowId,
+      args: [{ organization_uuid: org.organization_uuid, initial_data: initialData }],
+      memo: { [MEMO_WORKFLOW_TYPE]: workflowType },
+      typedSearchAttributes: [
+        { key: SA_ORGANIZATION, value: org.organization_uuid },
+        { key: SA_WORKFLOW_TYPE, value: workflowType },
+        { key: SA_STATE, value: initialStateOf(workflowType) },
+      ],
+    });
 
     Object.assign(stack, {
       config,
@@ -260,7 +274,6 @@ export async function startStack(): Promise<BenchStack> {
       app,
       database,
       client,
-      masterKey,
       apiUrl: `http://127.0.0.1:${port}`,
       token: org.token,
       org: org.organization_uuid,

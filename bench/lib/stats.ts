@@ -63,10 +63,10 @@ export function writeResult(name: string, result: unknown): string {
   return file;
 }
 
-/** A side runs its tasks here (`task`), or elsewhere and says how they went (`run`). */
-export type Side =
-  | { label: string; task: (i: number) => Promise<void> }
-  | { label: string; run: (n: number, concurrency: number) => Promise<{ latenciesMs: number[]; wallMs: number }> };
+export interface Side {
+  label: string;
+  task: (i: number) => Promise<void>;
+}
 
 /**
  * Measures every side with the same n and concurrency, interleaved in `rounds` chunks whose order
@@ -82,8 +82,7 @@ export async function sideBySide(sides: Side[], n: number, concurrency: number, 
     if (r % 2 === 1) order.reverse();
     for (const i of order) {
       const offset = done;
-      const side = sides[i];
-      const s = 'run' in side ? await side.run(size, concurrency) : await measure(side.label, size, concurrency, (k) => side.task(offset + k));
+      const s = await measure(sides[i].label, size, concurrency, (k) => sides[i].task(offset + k));
       samples[i].latenciesMs.push(...s.latenciesMs);
       samples[i].wallMs += s.wallMs;
     }
