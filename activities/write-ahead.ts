@@ -8,6 +8,8 @@ import { type CarriedWrites, TRANSITION_NOT_WRITTEN, WRITE_AHEAD_HEADER, type Wr
 const WRITE_AHEAD_TIMEOUT_MS = 5_000;
 /** How long a write started early waits for its activity, which may have gone to another worker. */
 const EARLY_WRITE_KEPT_MS = 30_000;
+/** How many committed writes this process remembers, so that an activity's retries do not write them again. */
+const WRITTEN_REMEMBERED = 10_000;
 
 export interface TransitionWriter {
   /** Register on the worker: starts writing what was handed off as soon as its workflow task completes. */
@@ -23,14 +25,20 @@ export interface TransitionWriter {
  * it itself when this process did not start it (another worker, a replay). A write that fails or
  * hangs fails the activity at once, without running it and without a retry, so a database outage
  * never uses up the activity's attempts: the workflow then writes the transition through its
- * local activity and schedules the activity again. Every worker that runs the engine's workflows
- * with their interceptors registers both halves (src/worker/worker.ts does).
+ * local activity and schedules the activity again. A retry of an activity whose writes this process
+ * saw committed runs without writing them again: a database outage between a provider's failure
+ * and the retry does not reschedule the activity, whose retries would then count from 1 again.
+ * Every worker that runs the engine's workflows with their interceptors registers both halves
+ * (src/worker/worker.ts does).
  */
 export function transitionWriter(projection: ProjectionActivities): TransitionWriter {
   const early = new Map<string, Promise<void>>();
-  const writeAll = async ({ started, transition }: CarriedWrites) => {
-    if (started) await projection.projectRunStarted(started);
-    if (transition) await projection.projectTransition(transition);
+  const written = new Set<string>();
+  const writeAll = async (writes: CarriedWrites) => {
+    if (writes.started) await projection.projectRunStarted(writes.started);
+    if (writes.transition) await projection.projectTransition(writes.transition);
+    written.add(keyOf(writes));
+    if (written.size > WRITTEN_REMEMBERED) written.delete(written.values().next().value!);
   };
   return {
     sinks: {
@@ -55,6 +63,8 @@ export function transitionWriter(projection: ProjectionActivities): TransitionWr
           if (!header) return next(input);
           const writes = input.args.at(-1) as CarriedWrites;
           const key = keyOf(writes);
+          const args = input.args.slice(0, -1);
+          if (written.has(key)) return next({ ...input, args });
           const begun = early.get(key);
           early.delete(key);
           const limitMs = Math.min(WRITE_AHEAD_TIMEOUT_MS, (ctx.info.startToCloseTimeoutMs ?? Infinity) / 2);
@@ -73,7 +83,7 @@ export function transitionWriter(projection: ProjectionActivities): TransitionWr
           } finally {
             timer.abort();
           }
-          return next({ ...input, args: input.args.slice(0, -1) });
+          return next({ ...input, args });
         },
       },
     }),

@@ -102,6 +102,21 @@ describe('transitions written ahead by the worker', () => {
     expect(ran).toHaveLength(1);
   });
 
+  it('runs a retry of an activity whose writes it saw committed without writing them again, the database gone', async () => {
+    let down = false;
+    const { writes, ran, execute } = setUp(async () => {
+      if (down) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    });
+    await expect(execute(carrying(event(10), start))).resolves.toBe('done');
+    down = true;
+    await expect(execute(carrying(event(10), start))).resolves.toBe('done');
+    expect(writes).toEqual(['start', 10]);
+    expect(ran).toHaveLength(2);
+    // What it did not see committed, it still writes first.
+    await notWritten(execute(carrying(event(11))));
+    expect(ran).toHaveLength(2);
+  });
+
   it('fails at once, without running the activity, when the write fails; the message names the code, not the values', async () => {
     const { ran, execute } = setUp(async () => {
       throw Object.assign(new Error('duplicate key value (workflow_id)=(wf_secret_value)'), { code: '23505' });
