@@ -64,9 +64,9 @@ export function transitionWriter(projection: ProjectionActivities): TransitionWr
           const writes = input.args.at(-1) as CarriedWrites;
           const key = keyOf(writes);
           const args = input.args.slice(0, -1);
-          if (written.has(key)) return next({ ...input, args });
           const begun = early.get(key);
           early.delete(key);
+          if (written.has(key)) return next({ ...input, args });
           const limitMs = Math.min(WRITE_AHEAD_TIMEOUT_MS, (ctx.info.startToCloseTimeoutMs ?? Infinity) / 2);
           const timer = new AbortController();
           const timedOut = delay(limitMs, TIMED_OUT, { signal: timer.signal });
