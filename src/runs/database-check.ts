@@ -39,8 +39,8 @@ export class DatabaseCheck {
   }
 
   /** The check begun as this request arrived, else one asked now. */
-  forRequest(req?: object): Promise<unknown> {
-    return (req && this.begun.get(req)) ?? this.ask();
+  forRequest(req: object): Promise<unknown> {
+    return this.begun.get(req) ?? this.ask();
   }
 }
 
