@@ -136,7 +136,11 @@ class Machine {
     return CancellationScope.nonCancellable(() => this.fail(failure, 'cancel', true, pending));
   }
 
-  /** Takes one transition; returns what comes after it. */
+  /**
+   * Takes one transition; returns what comes after it. Its common path awaits only the handler:
+   * in Temporal's workflow sandbox every promise captures a source-mapped stack trace (for the
+   * stack trace query, sdk-typescript#1587), and this runs at every step of every run.
+   */
   private async take(action: string): Promise<Next> {
     const transition = findTransition(this.def, this.state, action);
     if (!transition) {
@@ -154,12 +158,15 @@ class Machine {
       return this.fail(failure, action, !failure.final);
     }
     // A handler may have caught the refusal of the transition before it.
-    await this.failIfRefused();
+    const refusal = this.failIfRefused();
+    if (refusal) await refusal;
     const before = { state: this.state, data: this.data, seq: this.seq };
     const patch = result.patch ?? {};
     this.data = { ...this.data, ...patch };
     try {
-      if (await this.record(action, transition.to, patch)) this.deferred = { action, before };
+      const writing = this.record(action, transition.to, patch);
+      if (writing) await writing;
+      if (this.defers(transition.to)) this.deferred = { action, before };
     } catch (err) {
       await this.failIfRefused();
       const rejected = projectionRejection(err);
@@ -227,10 +234,9 @@ class Machine {
 
   /**
    * Projects one transition; a write the database refuses leaves the run where it was, seq
-   * included. True when the write is deferred to the next step's activity (never for a terminal
-   * state): the database may still refuse it then, and failIfRefused takes the run back.
+   * included. Returns the write to await, if one was made now: a deferred one (`defers`) is not.
    */
-  private async record(action: string, to: string, patch: RunData, stateData: RunData = this.data): Promise<boolean> {
+  private record(action: string, to: string, patch: RunData, stateData: RunData = this.data): Promise<void> | undefined {
     const target = this.def.states[to];
     const seq = this.seq + 1;
     const event = {
@@ -245,18 +251,30 @@ class Machine {
         ? { status: this.terminalStatus(target.success), state_data: redact(stateData, this.def.secret_fields) }
         : undefined,
     };
-    const deferred = this.writesAhead && !target.terminal;
-    if (deferred) await writeAhead.defer(event);
-    else if (this.writesAhead) await writeAhead.write(event);
+    const recorded = () => {
+      this.seq = seq;
+      const changed = to !== this.state;
+      this.state = to;
+      // A transition back into the same state (a poll) leaves the attribute as it is, instead of an
+      // event per poll; executions recorded before this upserted on every transition.
+      if (!this.writesAhead && (changed || !patched(PATCH_STATE_ATTRIBUTE_ON_CHANGE))) upsertSearchAttributes([{ key: SA_STATE, value: to }]);
+    };
+    let writing: Promise<void> | undefined;
+    if (this.defers(to)) writing = writeAhead.defer(event);
+    else if (this.writesAhead) writing = writeAhead.write(event);
     // A cancel request must not interrupt a write: the run would lose track of the seq it stored.
-    else await CancellationScope.nonCancellable(() => projection.projectTransition(event));
-    this.seq = seq;
-    const changed = to !== this.state;
-    this.state = to;
-    // A transition back into the same state (a poll) leaves the attribute as it is, instead of an
-    // event per poll; executions recorded before this upserted on every transition.
-    if (!this.writesAhead && (changed || !patched(PATCH_STATE_ATTRIBUTE_ON_CHANGE))) upsertSearchAttributes([{ key: SA_STATE, value: to }]);
-    return deferred;
+    else writing = CancellationScope.nonCancellable(() => projection.projectTransition(event));
+    if (writing) return writing.then(recorded);
+    recorded();
+    return undefined;
+  }
+
+  /**
+   * Whether a transition into `to` is left for the next step's activity to write: the database
+   * may still refuse it then, and failIfRefused takes the run back to before it.
+   */
+  private defers(to: string): boolean {
+    return this.writesAhead && !this.def.states[to].terminal;
   }
 
   /** Writes the deferred transition before the run waits or ends; a refusal fails the run before it. */
@@ -270,17 +288,20 @@ class Machine {
     }
   }
 
-  /** If the database refused the deferred transition: the run goes back to before it and fails there. */
-  private async failIfRefused(): Promise<void> {
+  /**
+   * If the database refused the deferred transition: the run goes back to before it and fails
+   * there. Otherwise nothing to await (see take).
+   */
+  private failIfRefused(): Promise<never> | undefined {
     const refused = writeAhead.refused;
     const deferred = this.deferred;
-    if (!refused || !deferred) return;
+    if (!refused || !deferred) return undefined;
     this.state = deferred.before.state;
     this.data = deferred.before.data;
     this.seq = deferred.before.seq;
     this.deferred = undefined;
     writeAhead.clearRefusal();
-    await this.fail(classifyFailure(refused.failure, this.state, deferred.action), deferred.action);
+    return this.fail(classifyFailure(refused.failure, this.state, deferred.action), deferred.action);
   }
 
   private terminalStatus(success: boolean | undefined): TerminalStatus {

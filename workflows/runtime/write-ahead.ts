@@ -107,10 +107,18 @@ export class WriteAhead {
     this.pending = { started: event };
   }
 
-  /** Leaves `event` for the next activity to write; a transition still pending is written first. */
-  async defer(event: TransitionEvent): Promise<void> {
-    if (this.pending.transition) await this.write();
-    this.pending = { ...this.pending, transition: event };
+  /**
+   * Leaves `event` for the next activity to write; a transition still pending is written first.
+   * Returns that write when there is one: a promise only when needed, since in the workflow
+   * sandbox each one costs a stack capture (engine.ts, take).
+   */
+  defer(event: TransitionEvent): Promise<void> | undefined {
+    const pend = () => {
+      this.pending = { ...this.pending, transition: event };
+    };
+    if (this.pending.transition) return this.write().then(pend);
+    pend();
+    return undefined;
   }
 
   /**
@@ -141,29 +149,34 @@ export class WriteAhead {
     if (event) await this.writeNow(event);
   }
 
-  /** The outbound interceptor for activities: hands what is pending to the activity. */
-  async scheduleActivity(input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>): Promise<unknown> {
-    this.throwIfRefused();
+  /**
+   * The outbound interceptor for activities: hands what is pending to the activity. Not async:
+   * every activity of every run passes here, and each promise costs a stack capture (engine.ts, take).
+   */
+  scheduleActivity(input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>): Promise<unknown> {
+    if (this.refusal) return Promise.reject(this.refusalFailure());
     const carried = this.pending;
     if (!this.hasPending()) return next(input);
     transitions.handedOff(carried);
     const names = [...(carried.started ? ['start'] : []), ...(carried.transition ? [carried.transition.seq] : [])];
-    let result: unknown;
-    try {
-      result = await next({
-        ...input,
-        args: [...input.args, carried],
-        headers: { ...input.headers, [WRITE_AHEAD_HEADER]: defaultPayloadConverter.toPayload(names.join('+')) },
-      });
-    } catch (err) {
-      if (!notWritten(err)) throw err;
-      // The worker could not write it (the database is down, say): write it here, where the
-      // local activity retries until it can, then run the activity without it.
-      await this.write();
-      return next(input);
-    }
-    this.settled(carried);
-    return result;
+    const carrying = next({
+      ...input,
+      args: [...input.args, carried],
+      headers: { ...input.headers, [WRITE_AHEAD_HEADER]: defaultPayloadConverter.toPayload(names.join('+')) },
+    });
+    return carrying.then(
+      (result) => {
+        this.settled(carried);
+        return result;
+      },
+      async (err) => {
+        if (!notWritten(err)) throw err;
+        // The worker could not write it (the database is down, say): write it here, where the
+        // local activity retries until it can, then run the activity without it.
+        await this.write();
+        return next(input);
+      },
+    );
   }
 
   /**
