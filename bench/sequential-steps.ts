@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type BenchOutcome, ms, report, type SummaryLine, verdict } from './lib/report';
 import { type BenchStack, NO_PROJECTION_QUEUE, scaled } from './lib/stack';
 import { mean, percentile, ratio, round, sideBySide, summarize } from './lib/stats';
+import { stepPhases } from './lib/step-phases';
 import { LINEAR_STEPS } from './workflows';
 
 const TYPE = 'bench.linear-40';
@@ -28,7 +29,12 @@ const PUBLISHED = [
  */
 export async function sequentialSteps(stack: BenchStack): Promise<BenchOutcome> {
   const n = scaled(12, 4);
-  const id = (p: string) => `wf_${p}_${randomBytes(8).toString('hex')}`;
+  const ids: Record<string, string[]> = {};
+  const id = (p: string) => {
+    const workflowId = `wf_${p}_${randomBytes(8).toString('hex')}`;
+    (ids[p] ??= []).push(workflowId);
+    return workflowId;
+  };
   stack.projectionTimes.reset();
   const [engine, noProjection, bare, ...bareWith] = await sideBySide(
     [
@@ -85,6 +91,11 @@ export async function sequentialSteps(stack: BenchStack): Promise<BenchOutcome> 
       'projectTransition p50 / mean (ms)': `${round(percentile(t, 50))} / ${round(mean(t))}`,
     },
   ];
+  const phases = [
+    { side: 'engine', ...(await stepPhases(stack.client, ids.lin)) },
+    { side: 'engine, projection writes nothing', ...(await stepPhases(stack.client, ids.lin_noproj)) },
+    { side: 'bare', ...(await stepPhases(stack.client, ids.steps)) },
+  ];
   const published = [
     { system: 'this engine (this machine)', ms_per_step: perStep(e.p50_ms) },
     { system: 'bare Temporal (this machine)', ms_per_step: perStep(b.p50_ms) },
@@ -106,6 +117,7 @@ export async function sequentialSteps(stack: BenchStack): Promise<BenchOutcome> 
     [
       { title: `5. ${LINEAR_STEPS} sequential steps: start → result per run (ms), concurrency 1`, rows },
       { title: '5. Ratios and per-step overhead', rows: ratios },
+      { title: '5. Where a step goes: mean ms between the history events around each step (server timestamps)', rows: phases },
       { title: '5. Per step, next to published figures (different hardware: compare with care)', rows: published },
     ],
     summary,
