@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { sql } from 'drizzle-orm';
+import { getTableName, sql, type Table } from 'drizzle-orm';
 import type { Database } from '../db/client';
+import { preparedStatement } from '../db/prepared-statement';
 import { runs, transitions } from '../db/schema';
 import { PROJECTION_REJECTED, type ProjectionActivities, type RunStartedEvent } from '../workflows/runtime/contract';
 import { storable } from '../workflows/runtime/storable-text';
@@ -13,11 +14,41 @@ import { isRefusedData, sqlState } from './database-errors';
 export const TRANSITIONS_CHANNEL = 'workflow_transitions';
 
 /**
+ * Every transition, in one statement, so one round trip and its own transaction: the transition,
+ * the run row moved to it (created with it for a run whose start was not projected: a direct
+ * start), and the notification, all only when this (workflow_id, seq) is new. Its CTEs share one
+ * snapshot, so the update cannot see a row the insert creates; that row is written in its final
+ * state. Prepared (db/prepared-statement.ts): it runs at every step of every run. Its values, in
+ * order: workflow_id, seq, from, to, action, attempt, at, data, organization_uuid, workflow_type,
+ * version, is_terminal, status, state_data, the notice.
+ */
+const PROJECT_TRANSITION = `
+  with inserted as (
+    insert into ${table(transitions)} (workflow_id, seq, from_state, to_state, action, attempt, at, data)
+    values ($1, $2, $3, $4, $5, $6, $7::timestamptz, $8::jsonb)
+    on conflict do nothing
+    returning seq
+  ),
+  created as (
+    insert into ${table(runs)} (workflow_id, organization_uuid, workflow_type, version, state_name, is_terminal, status, attempt, last_seq, state_data, created_at, updated_at)
+    select $1, $9, $10, $11, $4, $12, $13, $6, $2, $14::jsonb, $7::timestamptz, $7::timestamptz
+    from inserted
+    on conflict do nothing
+  ),
+  moved as (
+    update ${table(runs)}
+    set state_name = $4, last_seq = $2, updated_at = $7::timestamptz, is_terminal = $12, status = $13, state_data = $14::jsonb
+    where workflow_id = $1 and last_seq < $2 and exists (select from inserted)
+  )
+  select pg_notify('${TRANSITIONS_CHANNEL}', $15) from inserted`;
+
+/**
  * The only writer of run state in Postgres. Every write is idempotent, so a
  * retried activity (or the API pre-registering a run) never duplicates or
  * loses a transition.
  */
 export function createProjection(db: Database): ProjectionActivities {
+  const writeTransition = preparedStatement(db, 'engine_project_transition', PROJECT_TRANSITION);
   const writes: ProjectionActivities = {
     // Postgres refuses NUL and lone surrogates, which a provider's answer or a direct start's ids
     // may carry: the projection replaces them rather than stall the run on a write that can never succeed.
@@ -25,41 +56,36 @@ export function createProjection(db: Database): ProjectionActivities {
       await projectRunsStarted(db, [event]);
     },
 
-    // One statement, so one round trip and its own transaction: the transition, the run row moved
-    // to it (created with it for a run whose start was not projected: a direct start), and the
-    // notification, all only when this (workflow_id, seq) is new. Its CTEs share one snapshot,
-    // so the update cannot see a row the insert creates; that row is written in its final state.
     async projectTransition(event) {
       const e = storable(event);
-      const at = new Date(e.at).toISOString();
       const status = e.terminal?.status ?? 'RUNNING';
-      const stateData = e.terminal ? JSON.stringify(e.terminal.state_data) : null;
-      const notice = `${e.workflow_id}:${e.seq}${e.terminal ? 't' : ''}`;
-      await db.execute(sql`
-        with inserted as (
-          insert into ${transitions} (workflow_id, seq, from_state, to_state, action, attempt, at, data)
-          values (${e.workflow_id}, ${e.seq}, ${e.from}, ${e.to}, ${e.action}, ${e.attempt}, ${at}::timestamptz, ${JSON.stringify(e.data)}::jsonb)
-          on conflict do nothing
-          returning seq
-        ),
-        created as (
-          insert into ${runs} (workflow_id, organization_uuid, workflow_type, version, state_name, is_terminal, status, attempt, last_seq, state_data, created_at, updated_at)
-          select ${e.workflow_id}, ${e.organization_uuid}, ${e.workflow_type}, ${e.version}, ${e.to}, ${Boolean(e.terminal)}, ${status}, ${e.attempt}, ${e.seq}, ${stateData}::jsonb, ${at}::timestamptz, ${at}::timestamptz
-          from inserted
-          on conflict do nothing
-        ),
-        moved as (
-          update ${runs}
-          set state_name = ${e.to}, last_seq = ${e.seq}, updated_at = ${at}::timestamptz, is_terminal = ${Boolean(e.terminal)}, status = ${status}, state_data = ${stateData}::jsonb
-          where workflow_id = ${e.workflow_id} and last_seq < ${e.seq} and exists (select from inserted)
-        )
-        select pg_notify(${TRANSITIONS_CHANNEL}, ${notice}) from inserted`);
+      await writeTransition([
+        e.workflow_id,
+        e.seq,
+        e.from,
+        e.to,
+        e.action,
+        e.attempt,
+        new Date(e.at).toISOString(),
+        JSON.stringify(e.data),
+        e.organization_uuid,
+        e.workflow_type,
+        e.version,
+        Boolean(e.terminal),
+        status,
+        e.terminal ? JSON.stringify(e.terminal.state_data) : null,
+        `${e.workflow_id}:${e.seq}${e.terminal ? 't' : ''}`,
+      ]);
     },
   };
   return {
     projectRunStarted: (event) => refusedDataFailsForGood(`the start of attempt ${event.attempt}`, () => writes.projectRunStarted(event)),
     projectTransition: (event) => refusedDataFailsForGood(`transition ${event.seq}`, () => writes.projectTransition(event)),
   };
+}
+
+function table(t: Table): string {
+  return `"${getTableName(t)}"`;
 }
 
 /**

@@ -93,7 +93,7 @@ describe('projection on PGlite', () => {
 
   it('rethrows a lost connection as it is, so the projection retries until the database is back', async () => {
     const lost = Object.assign(new Error('Connection terminated unexpectedly'), { code: '08006' });
-    const refusing = { execute: () => Promise.reject(lost), insert: () => { throw lost; } } as unknown as DatabaseHandle['db'];
+    const refusing = { $client: { query: () => Promise.reject(lost) }, insert: () => { throw lost; } } as unknown as DatabaseHandle['db'];
     const projection = createProjection(refusing);
     await expect(projection.projectTransition(transition('wf_lost', 1))).rejects.toBe(lost);
     await expect(
