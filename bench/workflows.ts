@@ -6,7 +6,6 @@
 import { proxyActivities, proxyLocalActivities, upsertSearchAttributes } from '@temporalio/workflow';
 import { z } from 'zod';
 import type { EsignActivities } from '../activities/esign';
-import { esignActivityOptions } from '../workflows/esign/api-root';
 import { SA_STATE } from '../workflows/constants';
 import type { ProjectionActivities } from '../workflows/runtime/contract';
 import { ANY_STATE, defineWorkflow, type StateSpec, type TransitionSpec } from '../workflows/runtime/definition';
@@ -18,12 +17,15 @@ export interface BenchActivities {
   benchStep(input: { step: number }): Promise<number>;
 }
 
-const esign = proxyActivities<EsignActivities>(esignActivityOptions);
 const { benchStep } = proxyActivities<BenchActivities>({ startToCloseTimeout: '10s', retry: { maximumAttempts: 3 } });
 
-/** Baseline for the projection's cost: the same provider call, no state machine, no projection. */
+/**
+ * Baseline for the projection's cost: the same provider call, no state machine, no projection.
+ * Its options load when it runs, as an esign run's definition does (workflows/registry.ts).
+ */
 export async function bareEsignGet(input: { base_url: string }): Promise<unknown> {
-  return esign.esignRequest({ organization_uuid: 'org_bench', base_url: input.base_url, method: 'GET', path: '/v2.1', token_required: false });
+  const { esignActivityOptions } = require('../workflows/esign/api-root') as typeof import('../workflows/esign/api-root');
+  return proxyActivities<EsignActivities>(esignActivityOptions).esignRequest({ organization_uuid: 'org_bench', base_url: input.base_url, method: 'GET', path: '/v2.1', token_required: false });
 }
 
 /** Baseline for sequential steps: the same activities one after another. */

@@ -3,44 +3,44 @@
  * Temporal type name is the engine's workflow_type. Services that start runs
  * with the Temporal client directly import these and EngineWorkflowInput.
  */
-import { deleteUserAuthorization } from './esign-delete-user-authorization';
-import { getResourceInformation } from './esign-get-resource-information';
-import { endpointsList } from './dbhost-endpoints-list';
-import { operationsWait } from './dbhost-operations-wait';
-import { grantOnPayment } from './payments-access-grant-on-payment';
-import { receive } from './payments-webhooks-receive';
-import { receiverChain } from './payments-webhooks-receiver-chain';
-import { acknowledgeEvent } from './hook-acknowledge-event';
-import { createRedirect } from './hook-create-redirect';
-import { expirePendingEvents } from './hook-expire-pending-events';
-import { receiveWebhook } from './hook-receive-webhook';
-import { replayEvent } from './hook-replay-event';
-import { appConfigureClient } from './identity-app-configure-client';
-import { appProvision } from './identity-app-provision';
-import { endUserSessionRevoke } from './identity-end-user-session-revoke';
-import { makeWorkflow } from './runtime/engine';
-import { webhookEndpointCreateVerifyAndReplay } from './webhook-endpoint-create-verify-and-replay';
-import { composedWorkflow } from './composition/workflow';
+import type { ComposedRunInput } from './composition/definition';
+import type { RunData } from './runtime/definition';
+import { type EngineWorkflow, runDefinition } from './runtime/engine';
+import { findDefinition } from './registry';
 
 export type { EngineWorkflowInput } from './runtime/contract';
 export { TASK_QUEUE } from './constants';
 
-export const esignDeleteUserAuthorization = makeWorkflow(deleteUserAuthorization);
-export const esignGetResourceInformation = makeWorkflow(getResourceInformation);
-export const dbhostOperationsWait = makeWorkflow(operationsWait);
-export const dbhostEndpointsList = makeWorkflow(endpointsList);
-export const paymentsWebhooksReceive = makeWorkflow(receive);
-export const paymentsAccessGrantOnPayment = makeWorkflow(grantOnPayment);
-export const paymentsWebhooksReceiverChain = makeWorkflow(receiverChain);
-export const hookCreateRedirect = makeWorkflow(createRedirect);
-export const hookReceiveWebhook = makeWorkflow(receiveWebhook);
-export const hookReplayEvent = makeWorkflow(replayEvent);
-export const hookAcknowledgeEvent = makeWorkflow(acknowledgeEvent);
-export const hookExpirePendingEvents = makeWorkflow(expirePendingEvents);
-export const webhookEndpointCreateVerifyAndReplayWorkflow = makeWorkflow(webhookEndpointCreateVerifyAndReplay);
-export const identityAppProvision = makeWorkflow(appProvision);
-export const identityAppConfigureClient = makeWorkflow(appConfigureClient);
-export const identityEndUserSessionRevoke = makeWorkflow(endUserSessionRevoke);
+/** A type's workflow, whose definition loads when a run of it starts (registry.ts says why). */
+function workflowOf(workflowType: string): EngineWorkflow {
+  const workflow: EngineWorkflow = (input) => runDefinition(findDefinition(workflowType)!, input);
+  Object.defineProperty(workflow, 'name', { value: workflowType });
+  return workflow;
+}
+
+/** Every composed run (composition/workflow.ts), loaded like a type's definition. */
+function composedWorkflow(input: ComposedRunInput): Promise<RunData> {
+  return (require('./composition/workflow') as typeof import('./composition/workflow')).composedWorkflow(input);
+}
+// COMPOSED_WORKFLOW, not imported from composition/definition.ts: that would load it for every run.
+Object.defineProperty(composedWorkflow, 'name', { value: 'virtual' });
+
+export const esignDeleteUserAuthorization = workflowOf('esign.authorizations.delete-user-authorization');
+export const esignGetResourceInformation = workflowOf('esign.resources.get-resource-information');
+export const dbhostOperationsWait = workflowOf('dbhost.operations.wait');
+export const dbhostEndpointsList = workflowOf('dbhost.endpoints.list');
+export const paymentsWebhooksReceive = workflowOf('payments.webhooks.receive');
+export const paymentsAccessGrantOnPayment = workflowOf('payments.access.grant_on_payment');
+export const paymentsWebhooksReceiverChain = workflowOf('payments.webhooks.receiver-chain');
+export const hookCreateRedirect = workflowOf('hook.create-redirect');
+export const hookReceiveWebhook = workflowOf('hook.receive-webhook');
+export const hookReplayEvent = workflowOf('hook.replay-event');
+export const hookAcknowledgeEvent = workflowOf('hook.acknowledge-event');
+export const hookExpirePendingEvents = workflowOf('hook.expire-pending-events');
+export const webhookEndpointCreateVerifyAndReplayWorkflow = workflowOf('webhook.endpoint.create-verify-and-replay');
+export const identityAppProvision = workflowOf('identity.app.provision');
+export const identityAppConfigureClient = workflowOf('identity.app.configure-client');
+export const identityEndUserSessionRevoke = workflowOf('identity.end-user.session.revoke');
 
 export {
   composedWorkflow as virtual,

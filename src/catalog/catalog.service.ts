@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { definitions, findDefinition } from '../../workflows/registry';
+import { allDefinitions, findDefinition } from '../../workflows/registry';
 import type { WorkflowDefinition } from '../../workflows/runtime/definition';
 import { CHILD_RETRY } from '../../workflows/runtime/dag';
 import { childWorkflowId, type DagPlan, runningState } from '../../workflows/runtime/dag-plan';
@@ -66,7 +66,7 @@ export class CatalogService {
   }
 
   listTypes(prefix?: string, composed: readonly WorkflowDefinition[] = [], principal?: Principal) {
-    const matching = [...definitions, ...composed].filter(
+    const matching = [...allDefinitions(), ...composed].filter(
       (d) => (!prefix || d.workflow_type.startsWith(prefix)) && (!isEndUser(principal) || d.exposed_to_end_users),
     );
     const counts = new Map<string, number>();

@@ -13,7 +13,7 @@ import {
   totpEnrolment,
   verifyEmailBody,
 } from '../accounts/account-schemas';
-import { definitions } from '../../workflows/registry';
+import { allDefinitions } from '../../workflows/registry';
 import { jsonSchema } from '../catalog/catalog.service';
 import { entitlementQuerySchema } from '../entitlements/entitlement-list';
 import {
@@ -511,7 +511,7 @@ let built: ReturnType<typeof buildOpenApiDocument> | undefined;
 
 /** Built once per process: the API serves it, and the 405 middleware reads its paths. */
 export function buildOpenApiDocument() {
-  const builtInStartBodies = definitions.map((d) => {
+  const builtInStartBodies = allDefinitions().map((d) => {
     const input = schema(d.input, 'input');
     return {
       type: 'object',

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../../db/client';
 import { buildOpenApiDocument } from '../../src/openapi/document';
-import { definitions } from '../../workflows/registry';
+import { workflowTypes } from '../../workflows/registry';
 import { type FuzzTarget, startFuzzTarget } from './fuzz-stack';
 
 /**
@@ -88,7 +88,7 @@ function writeConfig(target: FuzzTarget): string {
     `[auth.wfc]\npath = ${JSON.stringify(auth)}\npeers = ${JSON.stringify(target.identities.map((i) => i.name))}\n`,
     dictionary('runs', target.known.runs),
     dictionary('connections', target.known.connections),
-    dictionary('types', definitions.map((d) => d.workflow_type)),
+    dictionary('types', [...workflowTypes]),
     // Half of the generated ids are real ones: the 200 (and retry's 409) paths get fuzzed too.
     '[parameters]',
     '"path.id" = { dictionary = "runs", probability = 0.5 }',

@@ -34,11 +34,11 @@ describe('replay of recorded histories', () => {
     ['today', current],
     ['earlier code', files],
   ])('has a recording of %s for every workflow type', async (_, recorded) => {
-    const { definitions } = await import('../../workflows/registry');
+    const { workflowTypes } = await import('../../workflows/registry');
     const recordedTypes = new Set(
       recorded.map((f) => load(f).history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name),
     );
-    for (const d of definitions) expect(recordedTypes).toContain(d.workflow_type);
+    for (const type of workflowTypes) expect(recordedTypes).toContain(type);
   });
 
   it.each(files)('%s replays deterministically', async (file) => {

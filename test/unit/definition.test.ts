@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { definitions, findDefinition } from '../../workflows/registry';
+import { allDefinitions, findDefinition, workflowTypes } from '../../workflows/registry';
 import { ANY_STATE, defineWorkflow, findTransition, initialState, type WorkflowDefinition } from '../../workflows/runtime/definition';
 
 const atomic = (): WorkflowDefinition => ({
@@ -27,14 +27,24 @@ const atomic = (): WorkflowDefinition => ({
 });
 
 describe('workflow definitions', () => {
-  it('every registered type is unique, version 1.0 and reachable by name', () => {
-    const names = definitions.map((d) => d.workflow_type);
+  it('every registered type is unique, version 1.0 and reachable by the name it is registered under', () => {
+    const names = allDefinitions().map((d) => d.workflow_type);
+    expect(names).toEqual(workflowTypes);
     expect(new Set(names).size).toBe(names.length);
-    for (const d of definitions) {
+    for (const d of allDefinitions()) {
       expect(d.version).toBe('1.0');
       expect(findDefinition(d.workflow_type)).toBe(d);
     }
     expect(findDefinition('no.such.type')).toBeUndefined();
+    expect(findDefinition('toString')).toBeUndefined();
+  });
+
+  it('the bundle exports one workflow per registered type, named for it, and the composed runs', async () => {
+    const bundle: Record<string, unknown> = await import('../../workflows');
+    const workflows = Object.entries(bundle).filter(([, v]) => typeof v === 'function');
+    for (const type of workflowTypes) expect((bundle[type] as { name: string }).name).toBe(type);
+    expect((bundle.virtual as { name: string }).name).toBe('virtual');
+    for (const [, fn] of workflows) expect([...workflowTypes, 'virtual']).toContain((fn as { name: string }).name);
   });
 
   it('the esign types have the specified states and transitions', () => {
