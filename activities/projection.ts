@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { getTableName, sql, type Table } from 'drizzle-orm';
+import { getTableName, type Table } from 'drizzle-orm';
 import type { Database } from '../db/client';
 import { preparedStatement } from '../db/prepared-statement';
 import { runs, transitions } from '../db/schema';
@@ -89,9 +89,22 @@ function table(t: Table): string {
 }
 
 /**
+ * The starts of any number of runs, one array per column: one prepared statement, whatever the
+ * batch's size. A start already written changes nothing; a newer attempt re-opens its run.
+ */
+const PROJECT_RUNS_STARTED = `
+  insert into ${table(runs)} (workflow_id, organization_uuid, workflow_type, version, state_name, status, attempt, created_at, updated_at, schedule_id, end_user_uuid, client_uuid)
+  select workflow_id, organization_uuid, workflow_type, version, state_name, 'RUNNING', attempt, at, at, schedule_id, end_user_uuid, client_uuid
+  from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::timestamptz[], $8::text[], $9::text[], $10::text[])
+    as started(workflow_id, organization_uuid, workflow_type, version, state_name, attempt, at, schedule_id, end_user_uuid, client_uuid)
+  on conflict (workflow_id) do update
+  set status = 'RUNNING', is_terminal = false, state_name = excluded.state_name, state_data = null, attempt = excluded.attempt, updated_at = excluded.updated_at
+  where ${table(runs)}.attempt < excluded.attempt`;
+
+/**
  * Writes the starts of several runs in one statement: the API registers concurrent starts together.
- * A start already written changes nothing; a newer attempt re-opens its run. Each run at most once
- * per statement (Postgres refuses to update one row twice), so a repeated start is left out.
+ * Each run at most once per statement (Postgres refuses to update one row twice), so a repeated
+ * start is left out.
  */
 export async function projectRunsStarted(db: Database, events: readonly RunStartedEvent[]): Promise<void> {
   const latest = new Map<string, RunStartedEvent>();
@@ -100,40 +113,20 @@ export async function projectRunsStarted(db: Database, events: readonly RunStart
     if (!seen || seen.attempt < event.attempt) latest.set(event.workflow_id, event);
   }
   if (!latest.size) return;
-  const excluded = (column: string) => sql.raw(`excluded.${column}`);
-  await db
-    .insert(runs)
-    .values(
-      [...latest.values()].map((event) => {
-        const e = storable(event);
-        return {
-          workflowId: e.workflow_id,
-          organizationUuid: e.organization_uuid,
-          workflowType: e.workflow_type,
-          version: e.version,
-          stateName: e.state_name,
-          status: 'RUNNING',
-          attempt: e.attempt,
-          createdAt: new Date(e.at),
-          updatedAt: new Date(e.at),
-          scheduleId: e.schedule_id ?? null,
-          endUserUuid: e.owner?.end_user_uuid ?? null,
-          clientUuid: e.owner?.client_uuid ?? null,
-        };
-      }),
-    )
-    .onConflictDoUpdate({
-      target: runs.workflowId,
-      set: {
-        status: 'RUNNING',
-        isTerminal: false,
-        stateName: excluded('state_name'),
-        stateData: null,
-        attempt: excluded('attempt'),
-        updatedAt: excluded('updated_at'),
-      },
-      setWhere: sql`${runs.attempt} < excluded.attempt`,
-    });
+  const started = [...latest.values()].map((e) => storable(e));
+  const column = <T>(value: (e: RunStartedEvent) => T) => started.map(value);
+  await preparedStatement(db, 'engine_project_runs_started', PROJECT_RUNS_STARTED)([
+    column((e) => e.workflow_id),
+    column((e) => e.organization_uuid),
+    column((e) => e.workflow_type),
+    column((e) => e.version),
+    column((e) => e.state_name),
+    column((e) => e.attempt),
+    column((e) => new Date(e.at).toISOString()),
+    column((e) => e.schedule_id ?? null),
+    column((e) => e.owner?.end_user_uuid ?? null),
+    column((e) => e.owner?.client_uuid ?? null),
+  ]);
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { PGlite } from '@electric-sql/pglite';
 import { eq, inArray } from 'drizzle-orm';
 import type { DatabaseHandle } from '../../db/client';
 import { runs } from '../../db/schema';
@@ -23,17 +24,21 @@ describe('RunRegistrations (the API registering the runs it started)', () => {
     ...extra,
   });
 
-  /** The database, with each insert statement counted. */
+  /** The database, with each statement its client is sent counted. */
   const counted = () => {
-    const statements: number[] = [];
-    const db = new Proxy(database.db, {
-      get(target, key, receiver) {
-        if (key !== 'insert') return Reflect.get(target, key, receiver);
-        return (table: typeof runs) => {
-          statements.push(0);
-          return target.insert(table);
+    const statements: string[] = [];
+    const client = (database.db as unknown as { $client: PGlite }).$client;
+    const countingClient = new Proxy(client, {
+      get(target, key) {
+        if (key !== 'query') return Reflect.get(target, key, target);
+        return (text: string, ...rest: unknown[]) => {
+          statements.push(text);
+          return (target.query as (...args: unknown[]) => Promise<unknown>)(text, ...rest);
         };
       },
+    });
+    const db = new Proxy(database.db, {
+      get: (target, key, receiver) => (key === '$client' ? countingClient : Reflect.get(target, key, receiver)),
     });
     return { db, statements };
   };
@@ -88,9 +93,11 @@ describe('RunRegistrations (the API registering the runs it started)', () => {
     const lost = Object.assign(new Error('Connection terminated unexpectedly'), { code: '08006' });
     let statements = 0;
     const gone = {
-      insert: () => {
-        statements++;
-        throw lost;
+      $client: {
+        query: () => {
+          statements++;
+          return Promise.reject(lost);
+        },
       },
     } as unknown as DatabaseHandle['db'];
     const registrations = new RunRegistrations(gone);
