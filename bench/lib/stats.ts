@@ -73,7 +73,14 @@ export interface Side {
  * alternates, so drift in the machine's load (other tenants, a backlog of runs) hits all sides alike.
  * Throughput is per side: its tasks over the wall time of its own chunks.
  */
-export async function sideBySide(sides: Side[], n: number, concurrency: number, rounds: number): Promise<Sample[]> {
+export async function sideBySide(
+  sides: Side[],
+  n: number,
+  concurrency: number,
+  rounds: number,
+  /** Awaited after each chunk, untimed: lets the work a chunk left behind finish before the next side's chunk. */
+  settle?: () => Promise<void>,
+): Promise<Sample[]> {
   const samples = sides.map((s) => ({ label: s.label, latenciesMs: [] as number[], wallMs: 0 }));
   const chunk = Math.ceil(n / rounds);
   for (let r = 0, done = 0; done < n; r++, done += chunk) {
@@ -85,6 +92,7 @@ export async function sideBySide(sides: Side[], n: number, concurrency: number, 
       const s = await measure(sides[i].label, size, concurrency, (k) => sides[i].task(offset + k));
       samples[i].latenciesMs.push(...s.latenciesMs);
       samples[i].wallMs += s.wallMs;
+      await settle?.();
     }
   }
   return samples;
