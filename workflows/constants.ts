@@ -3,6 +3,13 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 /** The one task queue every engine workflow and activity runs on. */
 export const TASK_QUEUE = 'workflow-engine';
 
+/**
+ * The one Temporal workflow type every composed run executes under (Temporal type names are
+ * static); the engine's workflow_type (projection, search attributes, memo, API) is
+ * virtual.<uuid>@N. Its input carries the version it runs, so a later PUT never reaches it.
+ */
+export const COMPOSED_WORKFLOW = 'virtual';
+
 /** Registered on the Temporal namespace so platform engineers can filter runs in the UI. */
 export const SA_ORGANIZATION = defineSearchAttributeKey('EngineOrganizationUuid', SearchAttributeType.KEYWORD);
 export const SA_WORKFLOW_TYPE = defineSearchAttributeKey('EngineWorkflowType', SearchAttributeType.KEYWORD);

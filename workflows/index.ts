@@ -4,6 +4,7 @@
  * with the Temporal client directly import these and EngineWorkflowInput.
  */
 import type { ComposedRunInput } from './composition/definition';
+import { COMPOSED_WORKFLOW } from './constants';
 import type { RunData } from './runtime/definition';
 import { type EngineWorkflow, runDefinition } from './runtime/engine';
 import { findDefinition } from './registry';
@@ -22,8 +23,7 @@ function workflowOf(workflowType: string): EngineWorkflow {
 function composedWorkflow(input: ComposedRunInput): Promise<RunData> {
   return (require('./composition/workflow') as typeof import('./composition/workflow')).composedWorkflow(input);
 }
-// COMPOSED_WORKFLOW, not imported from composition/definition.ts: that would load it for every run.
-Object.defineProperty(composedWorkflow, 'name', { value: 'virtual' });
+Object.defineProperty(composedWorkflow, 'name', { value: COMPOSED_WORKFLOW });
 
 export const esignDeleteUserAuthorization = workflowOf('esign.authorizations.delete-user-authorization');
 export const esignGetResourceInformation = workflowOf('esign.resources.get-resource-information');

@@ -5,7 +5,8 @@ import { CompositionsService } from '../../src/compositions/compositions.service
 import { compileComposition } from '../../src/compositions/compile';
 import { compositionBodySchema, type CompositionStep } from '../../src/compositions/composition-body';
 import { buildOpenApiDocument } from '../../src/openapi/document';
-import { COMPOSED_WORKFLOW, compositionDefinition, temporalStart } from '../../workflows/composition/definition';
+import { compositionDefinition, temporalStart } from '../../workflows/composition/definition';
+import { COMPOSED_WORKFLOW } from '../../workflows/constants';
 import { composedType, parseComposedType, type Plan } from '../../workflows/composition/plan';
 import { findDefinition } from '../../workflows/registry';
 import { ANY_STATE, defineWorkflow, failureFields } from '../../workflows/runtime/definition';

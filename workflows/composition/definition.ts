@@ -1,4 +1,5 @@
 import { dagOutput, defineDag } from '../runtime/dag';
+import { COMPOSED_WORKFLOW } from '../constants';
 import type { EngineWorkflowInput } from '../runtime/contract';
 import type { Prerequisite, WorkflowDefinition } from '../runtime/definition';
 import { compositionFieldRoles, compositionInputSchema, composedType, type DefinitionLookup, type Plan } from './plan';
@@ -11,12 +12,6 @@ export interface CompositionVersion {
   plan: Plan;
 }
 
-/**
- * The one Temporal workflow type every composed run executes under (Temporal type names are
- * static); the engine's workflow_type (projection, search attributes, memo, API) is
- * virtual.<uuid>@N. Its input carries the version it runs, so a later PUT never reaches it.
- */
-export const COMPOSED_WORKFLOW = 'virtual';
 
 export interface ComposedRunInput extends EngineWorkflowInput {
   composition: CompositionVersion;

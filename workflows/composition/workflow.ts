@@ -4,7 +4,8 @@ import { findDefinition } from '../registry';
 import { dagPlanSchema } from '../runtime/dag-plan';
 import type { RunData } from '../runtime/definition';
 import { runDefinition } from '../runtime/engine';
-import { COMPOSED_WORKFLOW, compositionDefinition, type ComposedRunInput } from './definition';
+import { COMPOSED_WORKFLOW } from '../constants';
+import { compositionDefinition, type ComposedRunInput } from './definition';
 import type { DefinitionLookup } from './plan';
 
 const compositionSchema = z.object({
