@@ -80,7 +80,7 @@ export async function startOverhead(stack: BenchStack): Promise<BenchOutcome> {
       // seconds to drain), and which side inherits that backlog swung the ratio by ±0.1.
       async () => {
         const drain0 = performance.now();
-        await stack.waitTerminal(started);
+        await stack.waitTerminal(started.splice(0));
         drainMs = Math.max(drainMs, performance.now() - drain0);
       },
     );
