@@ -3,9 +3,10 @@ import { getTableName, type Table } from 'drizzle-orm';
 import type { Database } from '../db/client';
 import { preparedStatement } from '../db/prepared-statement';
 import { runs, transitions } from '../db/schema';
-import { PROJECTION_REJECTED, type ProjectionActivities, type RunStartedEvent } from '../workflows/runtime/contract';
+import { PROJECTION_REJECTED, type ProjectionActivities } from '../workflows/runtime/contract';
 import { storable } from '../workflows/runtime/storable-text';
 import { isRefusedData, sqlState } from './database-errors';
+import { registrationsOf } from './run-registrations';
 
 /**
  * NOTIFY channel carrying "<workflow_id>:<seq>" for each committed transition, with "t" appended
@@ -49,13 +50,14 @@ const PROJECT_TRANSITION = `
  */
 export function createProjection(db: Database): ProjectionActivities {
   const writeTransition = preparedStatement(db, 'engine_project_transition', PROJECT_TRANSITION);
+  const registrations = registrationsOf(db);
   const writes: ProjectionActivities = {
-    // Postgres refuses NUL and lone surrogates, which a provider's answer or a direct start's ids
-    // may carry: the projection replaces them rather than stall the run on a write that can never succeed.
     async projectRunStarted(event) {
-      await projectRunsStarted(db, [event]);
+      await registrations.projectRunStarted(event);
     },
 
+    // Postgres refuses NUL and lone surrogates, which a provider's answer or a direct start's ids
+    // may carry: the projection replaces them rather than stall the run on a write that can never succeed.
     async projectTransition(event) {
       const e = storable(event);
       const status = e.terminal?.status ?? 'RUNNING';
@@ -86,47 +88,6 @@ export function createProjection(db: Database): ProjectionActivities {
 
 function table(t: Table): string {
   return `"${getTableName(t)}"`;
-}
-
-/**
- * The starts of any number of runs, one array per column: one prepared statement, whatever the
- * batch's size. A start already written changes nothing; a newer attempt re-opens its run.
- */
-const PROJECT_RUNS_STARTED = `
-  insert into ${table(runs)} (workflow_id, organization_uuid, workflow_type, version, state_name, status, attempt, created_at, updated_at, schedule_id, end_user_uuid, client_uuid)
-  select workflow_id, organization_uuid, workflow_type, version, state_name, 'RUNNING', attempt, at, at, schedule_id, end_user_uuid, client_uuid
-  from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::timestamptz[], $8::text[], $9::text[], $10::text[])
-    as started(workflow_id, organization_uuid, workflow_type, version, state_name, attempt, at, schedule_id, end_user_uuid, client_uuid)
-  on conflict (workflow_id) do update
-  set status = 'RUNNING', is_terminal = false, state_name = excluded.state_name, state_data = null, attempt = excluded.attempt, updated_at = excluded.updated_at
-  where ${table(runs)}.attempt < excluded.attempt`;
-
-/**
- * Writes the starts of several runs in one statement: the API registers concurrent starts together.
- * Each run at most once per statement (Postgres refuses to update one row twice), so a repeated
- * start is left out.
- */
-export async function projectRunsStarted(db: Database, events: readonly RunStartedEvent[]): Promise<void> {
-  const latest = new Map<string, RunStartedEvent>();
-  for (const event of events) {
-    const seen = latest.get(event.workflow_id);
-    if (!seen || seen.attempt < event.attempt) latest.set(event.workflow_id, event);
-  }
-  if (!latest.size) return;
-  const started = [...latest.values()].map((e) => storable(e));
-  const column = <T>(value: (e: RunStartedEvent) => T) => started.map(value);
-  await preparedStatement(db, 'engine_project_runs_started', PROJECT_RUNS_STARTED)([
-    column((e) => e.workflow_id),
-    column((e) => e.organization_uuid),
-    column((e) => e.workflow_type),
-    column((e) => e.version),
-    column((e) => e.state_name),
-    column((e) => e.attempt),
-    column((e) => new Date(e.at).toISOString()),
-    column((e) => e.schedule_id ?? null),
-    column((e) => e.owner?.end_user_uuid ?? null),
-    column((e) => e.owner?.client_uuid ?? null),
-  ]);
 }
 
 /**

@@ -4,6 +4,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temp
 import { and, asc, eq, gt, lt } from 'drizzle-orm';
 import { z } from 'zod';
 import { createProjection } from '../../activities/projection';
+import { registrationsOf } from '../../activities/run-registrations';
 import { connectionDestination, type ConnectionStore } from '../../activities/connections';
 import { originOf, sameOrigin } from '../../activities/origin';
 import { literalAddressProblem, outboundUrlProblem } from '../../activities/outbound';
@@ -27,7 +28,6 @@ import { runView, startResult, transitionView } from './run-views';
 import { IDEMPOTENCY_KEY, type StartBody } from './start-body';
 import { DatabaseCheck } from './database-check';
 import { launchRun } from './launch';
-import { RunRegistrations } from './run-registrations';
 import { engineStartOptions } from './start-options';
 
 /** A type's declared idempotency input stands for the Idempotency-Key header a request left out. */
@@ -54,7 +54,7 @@ export class RunsService {
     private readonly databaseCheck: DatabaseCheck,
   ) {
     this.projection = createProjection(database.db);
-    this.registrations = new RunRegistrations(database.db);
+    this.registrations = registrationsOf(database.db);
   }
 
   private get db() {

@@ -2,7 +2,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { eq, inArray } from 'drizzle-orm';
 import type { DatabaseHandle } from '../../db/client';
 import { runs } from '../../db/schema';
-import { RunRegistrations } from '../../src/runs/run-registrations';
+import { registrationsOf, RunRegistrations } from '../../activities/run-registrations';
 import type { RunStartedEvent } from '../../workflows/runtime/contract';
 import { openMigratedPglite } from '../support/pglite';
 
@@ -70,6 +70,63 @@ describe('RunRegistrations (the API registering the runs it started)', () => {
     ]);
     const [run] = await database.db.select().from(runs).where(eq(runs.workflowId, 'wf_reg_twice'));
     expect(run).toMatchObject({ attempt: 2, stateName: 'second', status: 'RUNNING' });
+  });
+
+  it('the second writer of a start (the workflow after the API, or the API after the workflow) waits for the first write instead of its own', async () => {
+    const { db, statements } = counted();
+    const registrations = new RunRegistrations(db);
+    const api = registrations.projectRunStarted(start('wf_reg_two_writers', { state_name: 'from_api' }));
+    const workflow = registrations.projectRunStarted(start('wf_reg_two_writers', { state_name: 'from_workflow' }));
+    await Promise.all([api, workflow]);
+    await registrations.projectRunStarted(start('wf_reg_two_writers', { state_name: 'later' }));
+    expect(statements).toHaveLength(1);
+    const [run] = await rowsOf(['wf_reg_two_writers']);
+    expect(run).toMatchObject({ attempt: 1, stateName: 'from_api' });
+  });
+
+  it('a newer attempt of a registered run is written; an older one is not', async () => {
+    const { db, statements } = counted();
+    const registrations = new RunRegistrations(db);
+    await registrations.projectRunStarted(start('wf_reg_attempts', { attempt: 1, state_name: 'first' }));
+    await registrations.projectRunStarted(start('wf_reg_attempts', { attempt: 2, state_name: 'second' }));
+    await registrations.projectRunStarted(start('wf_reg_attempts', { attempt: 1, state_name: 'stale' }));
+    expect(statements).toHaveLength(2);
+    const [run] = await rowsOf(['wf_reg_attempts']);
+    expect(run).toMatchObject({ attempt: 2, stateName: 'second' });
+  });
+
+  it('when the first write of a start fails, the second writer writes it', async () => {
+    const lost = Object.assign(new Error('Connection terminated unexpectedly'), { code: '08006' });
+    const client = (database.db as unknown as { $client: PGlite }).$client;
+    let failNext = true;
+    const flaky = new Proxy(database.db, {
+      get: (target, key, receiver) =>
+        key === '$client'
+          ? new Proxy(client, {
+              get(c, k) {
+                if (k !== 'query') return Reflect.get(c, k, c);
+                return (...args: unknown[]) => {
+                  if (failNext) {
+                    failNext = false;
+                    return Promise.reject(lost);
+                  }
+                  return (c.query as (...a: unknown[]) => Promise<unknown>)(...args);
+                };
+              },
+            })
+          : Reflect.get(target, key, receiver),
+    });
+    const registrations = new RunRegistrations(flaky);
+    const first = registrations.projectRunStarted(start('wf_reg_retaken'));
+    const second = registrations.projectRunStarted(start('wf_reg_retaken'));
+    await expect(first).rejects.toBe(lost);
+    await expect(second).resolves.toBeUndefined();
+    expect(await rowsOf(['wf_reg_retaken'])).toHaveLength(1);
+  });
+
+  it('the API and the worker of one process share the registrations of their database handle', () => {
+    expect(registrationsOf(database.db)).toBe(registrationsOf(database.db));
+    expect(registrationsOf(database.db)).not.toBe(registrationsOf(counted().db));
   });
 
   it('fails only the start the database refuses; the others of its batch are written', async () => {
