@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { newRunId } from '../src/runs/run-ids';
-import { RunRegistrations } from '../src/runs/run-registrations';
-import { request } from './lib/http';
+import { RunRegistrations } from '../activities/run-registrations';
+import type { CallerSide } from './lib/caller-process';
+import { startCallers } from './lib/callers';
 import { type BenchOutcome, ms, report, type SummaryLine, verdict } from './lib/report';
 import { scaled, type BenchStack } from './lib/stack';
 import { ratio, round, sideBySide, summarize } from './lib/stats';
@@ -13,7 +13,9 @@ const TYPE = 'esign.resources.get-resource-information';
  * search attributes and memo, same server, same worker), at concurrency 1 and 32. What is timed
  * is the start call only; the runs then execute in the background, and each chunk's runs are
  * drained before the next side's chunk, so each side bears the execution of its own runs only.
- * GET /api/auth/me is timed alongside as a reference: HTTP + token lookup, no start.
+ * GET /api/auth/me is timed alongside as a reference: HTTP + token lookup, no start. The callers
+ * (the API's HTTP client, the direct Temporal client) run in a process of their own, as the
+ * services calling either one would: their clients' work is not done on the engine's event loop.
  */
 export async function startOverhead(stack: BenchStack): Promise<BenchOutcome> {
   const levels = [
@@ -26,35 +28,30 @@ export async function startOverhead(stack: BenchStack): Promise<BenchOutcome> {
   const ratios: Array<Record<string, unknown>> = [];
   const summary: SummaryLine[] = [];
 
+  const callers = await startCallers({
+    apiUrl: stack.apiUrl,
+    token: stack.token,
+    temporalAddress: stack.temporalAddress,
+    namespace: stack.config.temporalNamespace,
+    masterKeyHex: stack.masterKey.toString('hex'),
+  });
+  const started: string[] = [];
+  const remote = (label: string, side: CallerSide) => ({
+    label,
+    chunk: async (size: number, concurrency: number) => {
+      const sample = await callers.measure(side, size, concurrency);
+      started.push(...sample.workflowIds);
+      return sample;
+    },
+  });
+
   for (const { concurrency, n, rounds } of levels) {
-    const started: string[] = [];
     let drainMs = 0;
     const [api, direct, me, statements] = await sideBySide(
       [
-        {
-          label: 'POST /api/workflows/start',
-          task: async () => {
-            const body = await request(stack.apiUrl, stack.token, '/api/workflows/start', {
-              body: { workflow_type: TYPE, initial_data: initial },
-              expect: 201,
-            });
-            started.push(body.workflow_id);
-          },
-        },
-        {
-          label: 'client.workflow.start',
-          task: async () => {
-            const id = `wf_direct_${randomBytes(10).toString('hex')}`;
-            await stack.startDirect(TYPE, id, initial);
-            started.push(id);
-          },
-        },
-        {
-          label: 'GET /api/auth/me (reference)',
-          task: async () => {
-            await request(stack.apiUrl, stack.token, '/api/auth/me');
-          },
-        },
+        remote('POST /api/workflows/start', { kind: 'api-start', workflowType: TYPE, initialData: initial }),
+        remote('client.workflow.start', { kind: 'direct-start', workflowType: TYPE, options: stack.startOptions(TYPE, 'each call its own id', initial) }),
+        remote('GET /api/auth/me (reference)', { kind: 'api-get', path: '/api/auth/me' }),
         {
           label: "the start's DB write alone (reference)",
           task: async () => {
@@ -110,6 +107,7 @@ export async function startOverhead(stack: BenchStack): Promise<BenchOutcome> {
       },
     );
   }
+  await callers.close();
   return report(
     'start-overhead',
     [
@@ -119,6 +117,7 @@ export async function startOverhead(stack: BenchStack): Promise<BenchOutcome> {
     summary,
     [
       `type ${TYPE}; the API adds to the same Temporal start: HTTP + Nest, the token lookup (cached for TOKEN_CACHE_TTL_MS), zod validation, a database check (Postgres: a ping begun as the request arrives; in-process PGlite: none) and registering the run after the start (starts registered together in one statement)`,
+      'the callers (fetch for the API, the Temporal client for direct starts) run in a process of their own; the engine (API + worker) in the benchmark\'s',
       'references: auth/me = HTTP + Nest + token lookup, no start; "DB write" = the database work of a start (register the run) called directly',
     ],
   );

@@ -77,6 +77,8 @@ export interface BenchStack {
   /** The API (Nest application), listening on apiUrl. */
   app: INestApplication;
   database: DatabaseHandle;
+  /** The payload codec's master key (the start benchmark's callers encrypt as a service would). */
+  masterKey: Buffer;
   /** What a service starting runs with the Temporal client directly uses (its own connection). */
   client: Client;
   apiUrl: string;
@@ -273,6 +275,7 @@ export async function startStack(): Promise<BenchStack> {
       logger,
       app,
       database,
+      masterKey,
       client,
       apiUrl: `http://127.0.0.1:${port}`,
       token: org.token,

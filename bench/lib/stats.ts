@@ -63,10 +63,8 @@ export function writeResult(name: string, result: unknown): string {
   return file;
 }
 
-export interface Side {
-  label: string;
-  task: (i: number) => Promise<void>;
-}
+/** One call, timed here; or a whole chunk of calls, measured elsewhere (bench/lib/callers.ts). */
+export type Side = { label: string; task: (i: number) => Promise<void> } | { label: string; chunk: (size: number, concurrency: number) => Promise<Sample> };
 
 /**
  * Measures every side with the same n and concurrency, interleaved in `rounds` chunks whose order
@@ -89,7 +87,8 @@ export async function sideBySide(
     if (r % 2 === 1) order.reverse();
     for (const i of order) {
       const offset = done;
-      const s = await measure(sides[i].label, size, concurrency, (k) => sides[i].task(offset + k));
+      const side = sides[i];
+      const s = 'chunk' in side ? await side.chunk(size, concurrency) : await measure(side.label, size, concurrency, (k) => side.task(offset + k));
       samples[i].latenciesMs.push(...s.latenciesMs);
       samples[i].wallMs += s.wallMs;
       await settle?.();
