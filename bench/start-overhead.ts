@@ -20,7 +20,7 @@ const TYPE = 'esign.resources.get-resource-information';
 export async function startOverhead(stack: BenchStack): Promise<BenchOutcome> {
   const levels = [
     { concurrency: 1, n: scaled(200, 10), rounds: 10 },
-    { concurrency: 32, n: scaled(320, 64), rounds: 4 },
+    { concurrency: 32, n: scaled(640, 64), rounds: 8 },
   ];
   const initial = { base_url: stack.esignUrl };
   const registrations = new RunRegistrations(stack.database.db);
