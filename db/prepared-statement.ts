@@ -1,25 +1,66 @@
 import { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
+import { serialize } from 'pg-protocol';
 import type { Database } from './client';
 
 export type Statement = (values: readonly unknown[]) => Promise<void>;
 
 /**
  * A statement run so often that what Drizzle and the database do around it each time shows (the
- * projection's write of every transition, `BENCH=steps make bench`). On Postgres it is a named
- * prepared statement, which each pooled connection parses and plans once (0.45 → 0.18 ms per
- * write here); on PGlite it goes to the client without the parser options Drizzle adds to every
- * query, for which PGlite copies its whole parser table (0.91 → 0.64 ms). `text` is fixed SQL with
- * $1…$n placeholders; its result is not read.
+ * projection's write of every transition, `BENCH=steps make bench`). It is a named prepared
+ * statement, parsed and planned once per session: on Postgres each pooled connection prepares it
+ * (pg does, by name; 0.45 → 0.18 ms per write here). PGlite's `query()` parses and plans every
+ * statement again in six protocol exchanges (parse, describe, bind, describe, execute, sync), so on
+ * PGlite the statement is prepared once and each write is one exchange: bind, execute, sync.
+ * `text` is fixed SQL with $1…$n placeholders; its result is not read.
  */
 export function preparedStatement(db: Database, name: string, text: string): Statement {
   const client = (db as unknown as { $client: PGlite | pg.Pool }).$client;
-  if (client instanceof PGlite) {
-    return async (values) => {
-      await client.query(text, [...values]);
-    };
-  }
+  if (client instanceof PGlite) return pgliteStatement(client, name, text);
   return async (values) => {
     await client.query({ name, text, values: [...values] });
+  };
+}
+
+/** Per PGlite instance (one session), each statement's parameter types once it is prepared. */
+const prepared = new WeakMap<PGlite, Map<string, Promise<number[]>>>();
+
+/**
+ * The transaction lock and then the query lock, as PGlite's own `query()` takes them: the
+ * protocol messages sent here must neither land inside another caller's transaction nor between
+ * the messages of another query. `_runExclusiveTransaction` is PGlite's (declared on its base
+ * class), not a public method; test/unit/prepared-statement.test.ts fails if that changes.
+ */
+function exclusive<T>(client: PGlite, fn: () => Promise<T>): Promise<T> {
+  const locks = client as unknown as { _runExclusiveTransaction<R>(f: () => Promise<R>): Promise<R> };
+  return locks._runExclusiveTransaction(() => client.runExclusive(fn));
+}
+
+function pgliteStatement(client: PGlite, name: string, text: string): Statement {
+  let statements = prepared.get(client);
+  if (!statements) prepared.set(client, (statements = new Map()));
+  const byName = statements;
+  const parameterTypes = (): Promise<number[]> => {
+    let types = byName.get(name);
+    if (!types) {
+      types = exclusive(client, async () => {
+        // Closing first (not an error when there is nothing to close) lets another handle on
+        // the same session prepare the same name.
+        const prepare = [serialize.close({ type: 'S', name }), serialize.parse({ name, text }), serialize.describe({ type: 'S', name }), serialize.sync()];
+        const { messages } = await client.execProtocol(Buffer.concat(prepare));
+        const description = messages.find((m) => m.name === 'parameterDescription') as { dataTypeIDs: number[] } | undefined;
+        return description?.dataTypeIDs ?? [];
+      });
+      // A statement that failed to prepare is prepared again by the next write.
+      types.catch(() => byName.get(name) === types && byName.delete(name));
+      byName.set(name, types);
+    }
+    return types;
+  };
+  return async (values) => {
+    const types = await parameterTypes();
+    const serializers = client.serializers;
+    const text = values.map((value, i) => (value == null ? null : (serializers[types[i]]?.(value) ?? String(value))));
+    await exclusive(client, () => client.execProtocol(Buffer.concat([serialize.bind({ statement: name, values: text }), serialize.execute({}), serialize.sync()])));
   };
 }

@@ -24,23 +24,41 @@ describe('RunRegistrations (the API registering the runs it started)', () => {
     ...extra,
   });
 
+  const BIND = 0x42; // 'B': PGlite runs a prepared statement as bind, execute, sync
+
+  /**
+   * The database, with the statements its PGlite client runs seen first by `intercept` (the
+   * registrations' statement is prepared once, then bound at each write).
+   */
+  const intercepted = (intercept: (statement: string) => void) => {
+    const client = (database.db as unknown as { $client: PGlite }).$client;
+    const interceptingClient = new Proxy(client, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target);
+        if (key === 'execProtocol') {
+          return (message: Uint8Array, ...rest: unknown[]) => {
+            if (message[0] === BIND) intercept('bind');
+            return (value as (...args: unknown[]) => Promise<unknown>).call(target, message, ...rest);
+          };
+        }
+        if (key === 'query') {
+          return (text: string, ...rest: unknown[]) => {
+            intercept(text);
+            return (value as (...args: unknown[]) => Promise<unknown>).call(target, text, ...rest);
+          };
+        }
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    return new Proxy(database.db, {
+      get: (target, key, receiver) => (key === '$client' ? interceptingClient : Reflect.get(target, key, receiver)),
+    });
+  };
+
   /** The database, with each statement its client is sent counted. */
   const counted = () => {
     const statements: string[] = [];
-    const client = (database.db as unknown as { $client: PGlite }).$client;
-    const countingClient = new Proxy(client, {
-      get(target, key) {
-        if (key !== 'query') return Reflect.get(target, key, target);
-        return (text: string, ...rest: unknown[]) => {
-          statements.push(text);
-          return (target.query as (...args: unknown[]) => Promise<unknown>)(text, ...rest);
-        };
-      },
-    });
-    const db = new Proxy(database.db, {
-      get: (target, key, receiver) => (key === '$client' ? countingClient : Reflect.get(target, key, receiver)),
-    });
-    return { db, statements };
+    return { db: intercepted((statement) => statements.push(statement)), statements };
   };
 
   const rowsOf = (ids: string[]) => database.db.select().from(runs).where(inArray(runs.workflowId, ids));
@@ -97,24 +115,11 @@ describe('RunRegistrations (the API registering the runs it started)', () => {
 
   it('when the first write of a start fails, the second writer writes it', async () => {
     const lost = Object.assign(new Error('Connection terminated unexpectedly'), { code: '08006' });
-    const client = (database.db as unknown as { $client: PGlite }).$client;
     let failNext = true;
-    const flaky = new Proxy(database.db, {
-      get: (target, key, receiver) =>
-        key === '$client'
-          ? new Proxy(client, {
-              get(c, k) {
-                if (k !== 'query') return Reflect.get(c, k, c);
-                return (...args: unknown[]) => {
-                  if (failNext) {
-                    failNext = false;
-                    return Promise.reject(lost);
-                  }
-                  return (c.query as (...a: unknown[]) => Promise<unknown>)(...args);
-                };
-              },
-            })
-          : Reflect.get(target, key, receiver),
+    const flaky = intercepted(() => {
+      if (!failNext) return;
+      failNext = false;
+      throw lost;
     });
     const registrations = new RunRegistrations(flaky);
     const first = registrations.projectRunStarted(start('wf_reg_retaken'));

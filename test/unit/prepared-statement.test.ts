@@ -1,0 +1,80 @@
+import type { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
+import type { DatabaseHandle } from '../../db/client';
+import { preparedStatement } from '../../db/prepared-statement';
+import { openMigratedPglite } from '../support/pglite';
+
+describe('preparedStatement on PGlite (prepared once, then one bind-execute-sync exchange per call)', () => {
+  let database: DatabaseHandle;
+  let client: PGlite;
+  beforeAll(async () => {
+    database = await openMigratedPglite();
+    client = (database.db as unknown as { $client: PGlite }).$client;
+    await client.exec(`create table prepared_probe (
+      id text primary key, n int, at timestamptz, doc jsonb, flag boolean, tags text[], counts int[], note text)`);
+  });
+  afterAll(() => database.close());
+
+  const INSERT = `insert into prepared_probe (id, n, at, doc, flag, tags, counts, note)
+    values ($1, $2, $3::timestamptz, $4::jsonb, $5, $6::text[], $7::int[], $8)`;
+  const row = async (id: string) => (await client.query<Record<string, unknown>>('select * from prepared_probe where id = $1', [id])).rows[0];
+
+  it('sends every parameter type the projection uses as PGlite would, nulls included', async () => {
+    const insert = preparedStatement(database.db, 'probe_insert', INSERT);
+    const at = '2026-11-24T10:00:00.123Z';
+    await insert(['a', 7, at, JSON.stringify({ quote: 'it\'s "x"', n: [1, 2] }), true, ['plain', 'with,comma', 'with "quote"', null], [1, 2, 3], null]);
+    await insert(['b', null, null, null, false, [], null, 'ünïcode ✓']);
+    expect(await row('a')).toEqual({
+      id: 'a',
+      n: 7,
+      at: new Date(at),
+      doc: { quote: 'it\'s "x"', n: [1, 2] },
+      flag: true,
+      tags: ['plain', 'with,comma', 'with "quote"', null],
+      counts: [1, 2, 3],
+      note: null,
+    });
+    expect(await row('b')).toMatchObject({ n: null, at: null, doc: null, flag: false, tags: [], counts: null, note: 'ünïcode ✓' });
+  });
+
+  it('prepares a statement once per database: a second handle on the same name reuses it', async () => {
+    const first = preparedStatement(database.db, 'probe_shared', INSERT);
+    const second = preparedStatement(database.db, 'probe_shared', INSERT);
+    await Promise.all([first(['s1', 1, null, null, null, null, null, null]), second(['s2', 2, null, null, null, null, null, null])]);
+    expect(((await row('s1')) as { n: number }).n).toBe(1);
+    expect(((await row('s2')) as { n: number }).n).toBe(2);
+  });
+
+  it("waits for another caller's transaction instead of writing inside it", async () => {
+    const insert = preparedStatement(database.db, 'probe_outside', INSERT);
+    await insert(['warm', null, null, null, null, null, null, null]);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const transaction = database.db
+      .transaction(async (tx) => {
+        await tx.execute(sql`insert into prepared_probe (id) values ('in-tx')`);
+        await held;
+        tx.rollback();
+      })
+      .catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const write = insert(['outside', 1, null, null, null, null, null, null]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await Promise.race([write.then(() => 'written'), Promise.resolve('waiting')])).toBe('waiting');
+    release();
+    await transaction;
+    await write;
+    expect(await row('in-tx')).toBeUndefined();
+    expect(await row('outside')).toMatchObject({ id: 'outside', n: 1 });
+  });
+
+  it("rejects with the database's error (its SQLSTATE, none of the values) and keeps working", async () => {
+    const insert = preparedStatement(database.db, 'probe_errors', INSERT);
+    await insert(['dup', null, null, null, null, null, null, 'secret-value']);
+    const err = await insert(['dup', null, null, null, null, null, null, 'secret-value']).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: '23505' });
+    expect(String((err as Error).message)).not.toContain('secret-value');
+    await insert(['after-error', 3, null, null, null, null, null, null]);
+    expect(await row('after-error')).toMatchObject({ n: 3 });
+  });
+});
