@@ -1,6 +1,6 @@
 import { getTableName } from 'drizzle-orm';
 import type { Database } from '../db/client';
-import { preparedStatement } from '../db/prepared-statement';
+import { preparedStatement, type Statement } from '../db/prepared-statement';
 import { runs } from '../db/schema';
 import type { RunStartedEvent } from '../workflows/runtime/contract';
 import { storable } from '../workflows/runtime/storable-text';
@@ -20,11 +20,10 @@ const PROJECT_RUNS_STARTED = `
   where "${getTableName(runs)}".attempt < excluded.attempt`;
 
 /**
- * Writes the starts of several runs in one statement: the API registers concurrent starts together.
- * Each run at most once per statement (Postgres refuses to update one row twice), so a repeated
- * start is left out.
+ * Writes the starts of several runs with PROJECT_RUNS_STARTED, in one statement. Each run at most
+ * once per statement (Postgres refuses to update one row twice), so a repeated start is left out.
  */
-async function projectRunsStarted(db: Database, events: readonly RunStartedEvent[]): Promise<void> {
+async function projectRunsStarted(writeStarts: Statement, events: readonly RunStartedEvent[]): Promise<void> {
   const latest = new Map<string, RunStartedEvent>();
   for (const event of events) {
     const seen = latest.get(event.workflow_id);
@@ -33,7 +32,7 @@ async function projectRunsStarted(db: Database, events: readonly RunStartedEvent
   if (!latest.size) return;
   const started = [...latest.values()].map((e) => storable(e));
   const column = <T>(value: (e: RunStartedEvent) => T) => started.map(value);
-  await preparedStatement(db, 'engine_project_runs_started', PROJECT_RUNS_STARTED)([
+  await writeStarts([
     column((e) => e.workflow_id),
     column((e) => e.organization_uuid),
     column((e) => e.workflow_type),
@@ -73,7 +72,11 @@ export class RunRegistrations {
   /** workflow_id → the newest attempt registered (being written, or committed) and its write. */
   private readonly registered = new Map<string, { attempt: number; written: Promise<void> }>();
 
-  constructor(private readonly db: Database) {}
+  private readonly writeStarts: Statement;
+
+  constructor(db: Database) {
+    this.writeStarts = preparedStatement(db, 'engine_project_runs_started', PROJECT_RUNS_STARTED);
+  }
 
   async projectRunStarted(event: RunStartedEvent): Promise<void> {
     const earlier = this.registered.get(event.workflow_id);
@@ -114,14 +117,14 @@ export class RunRegistrations {
    */
   private async write(batch: Waiting[]) {
     try {
-      await projectRunsStarted(this.db, batch.map((w) => w.event));
+      await projectRunsStarted(this.writeStarts, batch.map((w) => w.event));
       for (const w of batch) w.resolve();
     } catch (err) {
       if (batch.length === 1 || !isRefusedData(err)) {
         for (const w of batch) w.reject(err);
         return;
       }
-      for (const w of batch) await projectRunsStarted(this.db, [w.event]).then(w.resolve, w.reject);
+      for (const w of batch) await projectRunsStarted(this.writeStarts, [w.event]).then(w.resolve, w.reject);
     }
   }
 }
