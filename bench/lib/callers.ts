@@ -12,9 +12,16 @@ export interface Callers {
 /** Forks bench/lib/caller-process.ts (compiled next to this file) and waits until it is connected. */
 export async function startCallers(init: CallerInit): Promise<Callers> {
   const child: ChildProcess = fork(path.join(__dirname, 'caller-process.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const pending = new Map<number, (reply: CallerReply) => void>();
+  const pending = new Map<number, { resolve: (reply: CallerReply) => void; reject: (err: Error) => void }>();
   let next = 0;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // A caller process that dies fails the chunks it owed, rather than leaving the benchmark waiting.
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      for (const { reject } of pending.values()) reject(new Error(`caller process exited (${signal ?? code}) during a measurement`));
+      pending.clear();
+      resolve();
+    }),
+  );
   await new Promise<void>((resolve, reject) => {
     child.once('message', (m) => (m === 'ready' ? resolve() : reject(new Error(`caller process: unexpected ${String(m)}`))));
     child.once('exit', (code) => reject(new Error(`caller process exited with ${code} before it was ready`)));
@@ -22,14 +29,14 @@ export async function startCallers(init: CallerInit): Promise<Callers> {
   });
   child.on('message', (m) => {
     const reply = m as CallerReply;
-    pending.get(reply.id)?.(reply);
+    pending.get(reply.id)?.resolve(reply);
     pending.delete(reply.id);
   });
   return {
     async measure(side, n, concurrency) {
       const id = next++;
-      const reply = await new Promise<CallerReply>((resolve) => {
-        pending.set(id, resolve);
+      const reply = await new Promise<CallerReply>((resolve, reject) => {
+        pending.set(id, { resolve, reject });
         child.send({ id, side, n, concurrency } satisfies CallerRequest);
       });
       if (reply.error) throw new Error(`caller process: ${reply.error}`);
