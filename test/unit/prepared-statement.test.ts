@@ -37,10 +37,44 @@ describe('preparedStatement on PGlite (prepared once, then one bind-execute-sync
     expect(await row('b')).toMatchObject({ n: null, at: null, doc: null, flag: false, tags: [], counts: null, note: 'ünïcode ✓' });
   });
 
-  it('prepares a statement once per database: a second handle on the same name reuses it', async () => {
-    const first = preparedStatement(database.db, 'probe_shared', INSERT);
-    const second = preparedStatement(database.db, 'probe_shared', INSERT);
-    await Promise.all([first(['s1', 1, null, null, null, null, null, null]), second(['s2', 2, null, null, null, null, null, null])]);
+  const CLOSE = 0x43; // 'C': the first message of a preparation (close, parse, describe, sync)
+
+  /** The database seen through a client of its own (another handle on the same PGlite session), counting preparations. */
+  const anotherHandle = () => {
+    let preparations = 0;
+    const handleClient = new Proxy(client, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target);
+        if (key === 'execProtocol') {
+          return (message: Uint8Array, ...rest: unknown[]) => {
+            if (message[0] === CLOSE) preparations++;
+            return (value as (...args: unknown[]) => Promise<unknown>).call(target, message, ...rest);
+          };
+        }
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const db = new Proxy(database.db, {
+      get: (target, key, receiver) => (key === '$client' ? handleClient : Reflect.get(target, key, receiver)),
+    });
+    return { db, preparations: () => preparations };
+  };
+
+  it('prepares a statement once per handle: later writes, and other statements of that name, only bind', async () => {
+    const handle = anotherHandle();
+    const first = preparedStatement(handle.db, 'probe_once', INSERT);
+    const second = preparedStatement(handle.db, 'probe_once', INSERT);
+    await Promise.all([first(['o1', 1, null, null, null, null, null, null]), second(['o2', 2, null, null, null, null, null, null])]);
+    await first(['o3', 3, null, null, null, null, null, null]);
+    expect(handle.preparations()).toBe(1);
+    expect(((await row('o3')) as { n: number }).n).toBe(3);
+  });
+
+  it('prepares a name the session already holds (from another handle) again, instead of failing', async () => {
+    await preparedStatement(database.db, 'probe_shared', INSERT)(['s1', 1, null, null, null, null, null, null]);
+    const handle = anotherHandle();
+    await preparedStatement(handle.db, 'probe_shared', INSERT)(['s2', 2, null, null, null, null, null, null]);
+    expect(handle.preparations()).toBe(1);
     expect(((await row('s1')) as { n: number }).n).toBe(1);
     expect(((await row('s2')) as { n: number }).n).toBe(2);
   });
