@@ -22,7 +22,7 @@ import { createApi } from '../../src/api';
 import { createOrganization } from '../../src/auth/org-tokens';
 import { type AppConfig, loadConfig } from '../../src/config';
 import type { Logger } from '../../src/logger';
-import { workerActivities, workflowInterceptorModules } from '../../src/worker/worker';
+import { workerActivities, workflowBundlerOptions, workflowInterceptorModules } from '../../src/worker/worker';
 import { startEsignDouble } from '../../test/doubles/esign-double';
 import { outboundAllowFor } from '../../test/support/outbound';
 import { freePort, waitFor } from '../../test/support/ports';
@@ -138,6 +138,7 @@ export async function bundleBenchWorkflows(): Promise<{ code: string }> {
     workflowsPath: require.resolve('../workflows'),
     workflowInterceptorModules,
     payloadConverterPath: PAYLOAD_CONVERTER_PATH,
+    ...workflowBundlerOptions,
     logger: new DefaultLogger('WARN'),
   });
   return { code };

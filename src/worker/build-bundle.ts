@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { PAYLOAD_CONVERTER_PATH } from '../../activities/payload-codec';
-import { workflowInterceptorModules } from './worker';
+import { workflowBundlerOptions, workflowInterceptorModules } from './worker';
 
 /**
  * Bundles the workflow code once at build time (dist/workflow-bundle.js), so
@@ -14,6 +14,7 @@ async function main() {
     workflowsPath: require.resolve('../../workflows'),
     workflowInterceptorModules,
     payloadConverterPath: PAYLOAD_CONVERTER_PATH,
+    ...workflowBundlerOptions,
   });
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, code);

@@ -102,6 +102,9 @@ export function workerActivities(config: AppConfig, database: DatabaseHandle, co
 /** The engine's own workflow interceptors: what the prebuilt bundle holds. */
 export const workflowInterceptorModules = [require.resolve('../../workflows/interceptors')];
 
+/** Modules every run shares instead of loading its own (workflows/runtime/sandbox-preload.ts says which and why). */
+export const workflowBundlerOptions = { preloadModules: [require.resolve('../../workflows/runtime/sandbox-preload')] };
+
 /** With traces on, OpenTelemetry's too: its spans leave the sandbox through the `exporter` sink. */
 export const tracedWorkflowInterceptorModules = [
   ...workflowInterceptorModules,
@@ -114,10 +117,14 @@ export const tracedWorkflowInterceptorModules = [
  * now. OpenTelemetry's workflow interceptors run on every activation, so the prebuilt bundle
  * leaves them out and a worker with traces on bundles them in at start (a few seconds, once).
  */
-function workflowSource(traced: boolean): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> & { workflowModules?: string[] } {
+function workflowSource(traced: boolean): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'> & { workflowModules?: string[] } {
   const prebuilt = process.env.WORKFLOW_BUNDLE_PATH;
   if (prebuilt && !traced) return { workflowBundle: { codePath: path.resolve(prebuilt) } };
-  return { workflowsPath: require.resolve('../../workflows'), workflowModules: traced ? tracedWorkflowInterceptorModules : workflowInterceptorModules };
+  return {
+    workflowsPath: require.resolve('../../workflows'),
+    bundlerOptions: workflowBundlerOptions,
+    workflowModules: traced ? tracedWorkflowInterceptorModules : workflowInterceptorModules,
+  };
 }
 
 const otelActivityInterceptors: ActivityInterceptorsFactory = (ctx) => ({

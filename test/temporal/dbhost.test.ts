@@ -11,6 +11,7 @@ import type { DatabaseHandle } from '../../db/client';
 import type { EngineWorkflowInput, FailedRunDetails, TransitionEvent } from '../../workflows/runtime/contract';
 import type { RunData } from '../../workflows/runtime/definition';
 import { DBHOST_VALID_TOKEN, doubleEndpoints, startDbhostDouble } from '../doubles/dbhost-double';
+import { workflowBundlerOptions } from '../../src/worker/worker';
 import { dispatcherFor } from '../support/outbound';
 import { testDataConverter, timeSkippingEnv } from '../support/temporal-test-env';
 import { openMigratedPglite } from '../support/pglite';
@@ -61,6 +62,7 @@ describe('dbhost workflow types on the time-skipping server', () => {
       dataConverter: testDataConverter,
       taskQueue: QUEUE,
       workflowsPath: require.resolve('../../workflows'),
+      bundlerOptions: workflowBundlerOptions,
       activities: {
         async projectRunStarted() {},
         async projectTransition(e: TransitionEvent) {

@@ -9,6 +9,7 @@ import { SecretBox } from '../../activities/secret-box';
 import type { DatabaseHandle } from '../../db/client';
 import { paymentEvents } from '../../db/schema';
 import { eq } from 'drizzle-orm';
+import { workflowBundlerOptions } from '../../src/worker/worker';
 import { checkoutSession, sign } from '../support/payments-events';
 import { localEnv, testDataConverter } from '../support/temporal-test-env';
 import { openMigratedPglite } from '../support/pglite';
@@ -41,6 +42,7 @@ describe('payments.webhooks.receive and a lagging worker', () => {
       dataConverter: testDataConverter,
       taskQueue: QUEUE,
       workflowsPath: require.resolve('../../workflows'),
+      bundlerOptions: workflowBundlerOptions,
       activities: { ...createProjection(database.db), ...createPaymentsActivities({ db: database.db, connections, toleranceSeconds: 300 }) },
     });
     running = worker.run();

@@ -6,7 +6,7 @@ import { Worker } from '@temporalio/worker';
 import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import { projectRoot } from '../../db/client';
 import { tracingOff } from '../../src/telemetry/tracing';
-import { tracedWorkflowInterceptorModules } from '../../src/worker/worker';
+import { tracedWorkflowInterceptorModules, workflowBundlerOptions } from '../../src/worker/worker';
 import { engineWiring } from '../support/engine-wiring';
 import { testDataConverter } from '../support/temporal-test-env';
 
@@ -53,6 +53,7 @@ describe('replay of recorded histories', () => {
     const { workflowId, history } = load(file);
     const options = {
       workflowsPath: require.resolve('../../workflows'),
+      bundlerOptions: workflowBundlerOptions,
       interceptors: { workflowModules: tracedWorkflowInterceptorModules },
       sinks: {
         exporter: makeWorkflowExporter(tracingOff().processor, tracingOff().resource),
