@@ -21,6 +21,7 @@ build=1
 [[ ${1:-} == --no-build ]] && build=0
 
 log() { printf 'bootstrap: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
 
 # .venv/nodejs/bin: node, npm and npx of the wheel's Node distribution at a fixed path. The
 # wheel's own bin/npm and bin/npx are copies meant for its Python wrappers, which add a Python
