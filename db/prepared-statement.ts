@@ -60,7 +60,7 @@ function pgliteStatement(client: PGlite, name: string, text: string): Statement 
   return async (values) => {
     const types = await parameterTypes();
     const serializers = client.serializers;
-    const text = values.map((value, i) => (value == null ? null : (serializers[types[i]]?.(value) ?? String(value))));
-    await exclusive(client, () => client.execProtocol(Buffer.concat([serialize.bind({ statement: name, values: text }), serialize.execute({}), serialize.sync()])));
+    const params = values.map((value, i) => (value == null ? null : (serializers[types[i]]?.(value) ?? String(value))));
+    await exclusive(client, () => client.execProtocol(Buffer.concat([serialize.bind({ statement: name, values: params }), serialize.execute({}), serialize.sync()])));
   };
 }

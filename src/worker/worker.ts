@@ -105,6 +105,9 @@ export const workflowInterceptorModules = [require.resolve('../../workflows/inte
 /** Modules every run shares instead of loading its own (workflows/runtime/sandbox-preload.ts says which and why). */
 export const workflowBundlerOptions = { preloadModules: [require.resolve('../../workflows/runtime/sandbox-preload')] };
 
+/** The engine's workflows as a worker bundles them at start (and as tests and replays run them). */
+export const engineWorkflowCode = { workflowsPath: require.resolve('../../workflows'), bundlerOptions: workflowBundlerOptions };
+
 /** With traces on, OpenTelemetry's too: its spans leave the sandbox through the `exporter` sink. */
 export const tracedWorkflowInterceptorModules = [
   ...workflowInterceptorModules,
@@ -120,11 +123,7 @@ export const tracedWorkflowInterceptorModules = [
 function workflowSource(traced: boolean): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'> & { workflowModules?: string[] } {
   const prebuilt = process.env.WORKFLOW_BUNDLE_PATH;
   if (prebuilt && !traced) return { workflowBundle: { codePath: path.resolve(prebuilt) } };
-  return {
-    workflowsPath: require.resolve('../../workflows'),
-    bundlerOptions: workflowBundlerOptions,
-    workflowModules: traced ? tracedWorkflowInterceptorModules : workflowInterceptorModules,
-  };
+  return { ...engineWorkflowCode, workflowModules: traced ? tracedWorkflowInterceptorModules : workflowInterceptorModules };
 }
 
 const otelActivityInterceptors: ActivityInterceptorsFactory = (ctx) => ({

@@ -8,6 +8,7 @@ import { Worker } from '@temporalio/worker';
 import { createDataConverter, ENCRYPTED_ENCODING, EncryptionCodec, KEY_ID_METADATA, openPayload, ORGANIZATION_METADATA, sealPayload } from '../../activities/payload-codec';
 import { MasterPayloadKeys } from '../../activities/payload-keys';
 import { esignGetResourceInformation, TASK_QUEUE, type EngineWorkflowInput } from '../../workflows';
+import { engineWorkflowCode } from '../../src/worker/worker';
 import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
 import { api, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
 import { engineWiring } from '../support/engine-wiring';
@@ -222,7 +223,7 @@ describe('the Temporal payload codec', () => {
 
     it('an encrypted history replays with the codec (Worker.runReplayHistory), and cannot be replayed without it', async () => {
       const history = await rawHistory(deleteId);
-      const asTheWorker = { workflowsPath: require.resolve('../../workflows'), ...engineWiring() };
+      const asTheWorker = { ...engineWorkflowCode, ...engineWiring() };
       await expect(
         Worker.runReplayHistory({ ...asTheWorker, replayName: 'codec-replay', dataConverter: createDataConverter(secretKey()) }, history, deleteId),
       ).resolves.toBeUndefined();

@@ -23,6 +23,7 @@ import { createIdentityActivities } from '../../activities/identity';
 import { endUsers } from '../../db/schema';
 import { createLoginSession, sessionIdOf } from '../../src/identity/login-sessions';
 import type { EngineWorkflowInput, FailedRunDetails } from '../../workflows/runtime/contract';
+import { engineWorkflowCode } from '../../src/worker/worker';
 import { DBHOST_VALID_TOKEN, startDbhostDouble } from '../doubles/dbhost-double';
 import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
 import { checkoutSession, invoicePaidCurrent, sign, subscriptionEvent } from '../support/payments-events';
@@ -72,7 +73,7 @@ describe('record workflow histories', () => {
       connection: env.nativeConnection,
       dataConverter: testDataConverter,
       taskQueue: TASK_QUEUE,
-      workflowsPath: require.resolve('../../workflows'),
+      ...engineWorkflowCode,
       ...engineWiring(projection),
       activities: {
         ...projection,

@@ -1,12 +1,12 @@
 import { transitionWriter } from '../../activities/write-ahead';
-import { workflowBundlerOptions, workflowInterceptorModules } from '../../src/worker/worker';
+import { workflowInterceptorModules } from '../../src/worker/worker';
 import type { ProjectionActivities } from '../../workflows/runtime/contract';
 
 /**
  * For a test worker or replay wired as src/worker/worker.ts wires the service's: the engine's
- * workflow interceptors, the modules its runs share, and the worker's half of writing ahead through `projection` (by default, writing nothing: for replays).
+ * workflow interceptors, and the worker's half of writing ahead through `projection` (by default, writing nothing: for replays).
  */
 export function engineWiring(projection: ProjectionActivities = { projectRunStarted: async () => undefined, projectTransition: async () => undefined }) {
   const writer = transitionWriter(projection);
-  return { bundlerOptions: workflowBundlerOptions, interceptors: { workflowModules: workflowInterceptorModules, activity: [writer.interceptor] }, sinks: writer.sinks };
+  return { interceptors: { workflowModules: workflowInterceptorModules, activity: [writer.interceptor] }, sinks: writer.sinks };
 }

@@ -10,7 +10,7 @@ import { SecretBox } from '../../activities/secret-box';
 import type { DatabaseHandle } from '../../db/client';
 import type { EngineWorkflowInput, FailedRunDetails, TransitionEvent } from '../../workflows/runtime/contract';
 import type { RunData } from '../../workflows/runtime/definition';
-import { workflowBundlerOptions } from '../../src/worker/worker';
+import { engineWorkflowCode } from '../../src/worker/worker';
 import { DBHOST_VALID_TOKEN, doubleEndpoints, startDbhostDouble } from '../doubles/dbhost-double';
 import { dispatcherFor } from '../support/outbound';
 import { testDataConverter, timeSkippingEnv } from '../support/temporal-test-env';
@@ -61,8 +61,7 @@ describe('dbhost workflow types on the time-skipping server', () => {
       connection: env.nativeConnection,
       dataConverter: testDataConverter,
       taskQueue: QUEUE,
-      workflowsPath: require.resolve('../../workflows'),
-      bundlerOptions: workflowBundlerOptions,
+      ...engineWorkflowCode,
       activities: {
         async projectRunStarted() {},
         async projectTransition(e: TransitionEvent) {

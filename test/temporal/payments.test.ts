@@ -9,7 +9,7 @@ import { SecretBox } from '../../activities/secret-box';
 import type { DatabaseHandle } from '../../db/client';
 import { paymentEvents } from '../../db/schema';
 import { eq } from 'drizzle-orm';
-import { workflowBundlerOptions } from '../../src/worker/worker';
+import { engineWorkflowCode } from '../../src/worker/worker';
 import { checkoutSession, sign } from '../support/payments-events';
 import { localEnv, testDataConverter } from '../support/temporal-test-env';
 import { openMigratedPglite } from '../support/pglite';
@@ -41,8 +41,7 @@ describe('payments.webhooks.receive and a lagging worker', () => {
       connection: env.nativeConnection,
       dataConverter: testDataConverter,
       taskQueue: QUEUE,
-      workflowsPath: require.resolve('../../workflows'),
-      bundlerOptions: workflowBundlerOptions,
+      ...engineWorkflowCode,
       activities: { ...createProjection(database.db), ...createPaymentsActivities({ db: database.db, connections, toleranceSeconds: 300 }) },
     });
     running = worker.run();

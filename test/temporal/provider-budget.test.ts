@@ -10,7 +10,7 @@ import { createEsignActivities, type EsignRequest } from '../../activities/esign
 import { PROVIDER_FAILURE_BUDGET } from '../../activities/provider-attempts';
 import type { EngineWorkflowInput, FailedRunDetails, TransitionEvent } from '../../workflows/runtime/contract';
 import type { RunData } from '../../workflows/runtime/definition';
-import { workflowBundlerOptions } from '../../src/worker/worker';
+import { engineWorkflowCode } from '../../src/worker/worker';
 import { dispatcherFor } from '../support/outbound';
 import { testDataConverter, timeSkippingEnv } from '../support/temporal-test-env';
 
@@ -69,8 +69,7 @@ describe('provider call budget on the time-skipping server', () => {
       connection: env.nativeConnection,
       dataConverter: testDataConverter,
       taskQueue: QUEUE,
-      workflowsPath: require.resolve('../../workflows'),
-      bundlerOptions: workflowBundlerOptions,
+      ...engineWorkflowCode,
       shutdownGraceTime: '1s',
       activities: {
         async projectRunStarted() {},

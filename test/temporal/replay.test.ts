@@ -6,7 +6,7 @@ import { Worker } from '@temporalio/worker';
 import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import { projectRoot } from '../../db/client';
 import { tracingOff } from '../../src/telemetry/tracing';
-import { tracedWorkflowInterceptorModules, workflowBundlerOptions } from '../../src/worker/worker';
+import { engineWorkflowCode, tracedWorkflowInterceptorModules } from '../../src/worker/worker';
 import { engineWiring } from '../support/engine-wiring';
 import { testDataConverter } from '../support/temporal-test-env';
 
@@ -44,7 +44,7 @@ describe('replay of recorded histories', () => {
   it.each(files)('%s replays deterministically', async (file) => {
     const { workflowId, history } = load(file);
     await expect(
-      Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows'), replayName: 'replay-test', dataConverter: testDataConverter }, history, workflowId),
+      Worker.runReplayHistory({ ...engineWorkflowCode, replayName: 'replay-test', dataConverter: testDataConverter }, history, workflowId),
     ).resolves.toBeUndefined();
   });
 
@@ -52,8 +52,7 @@ describe('replay of recorded histories', () => {
   it.each([...files, ...current])('%s replays deterministically with the worker\'s workflow interceptors', async (file) => {
     const { workflowId, history } = load(file);
     const options = {
-      workflowsPath: require.resolve('../../workflows'),
-      bundlerOptions: workflowBundlerOptions,
+      ...engineWorkflowCode,
       interceptors: { workflowModules: tracedWorkflowInterceptorModules },
       sinks: {
         exporter: makeWorkflowExporter(tracingOff().processor, tracingOff().resource),
@@ -70,7 +69,7 @@ describe('replay of recorded histories', () => {
     const initiated = history.events!.find((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)!;
     initiated.startChildWorkflowExecutionInitiatedEventAttributes!.workflowType!.name = 'hook.something-else';
     await expect(
-      Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows'), replayName: 'replay-negative-dag', dataConverter: testDataConverter }, history, workflowId),
+      Worker.runReplayHistory({ ...engineWorkflowCode, replayName: 'replay-negative-dag', dataConverter: testDataConverter }, history, workflowId),
     ).rejects.toBeInstanceOf(DeterminismViolationError);
   });
 
@@ -79,7 +78,7 @@ describe('replay of recorded histories', () => {
     const scheduled = history.events!.find((e) => e.activityTaskScheduledEventAttributes)!;
     scheduled.activityTaskScheduledEventAttributes!.activityType!.name = 'somethingElse';
     await expect(
-      Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows'), replayName: 'replay-negative', dataConverter: testDataConverter }, history, workflowId),
+      Worker.runReplayHistory({ ...engineWorkflowCode, replayName: 'replay-negative', dataConverter: testDataConverter }, history, workflowId),
     ).rejects.toBeInstanceOf(DeterminismViolationError);
   });
 });
