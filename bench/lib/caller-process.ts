@@ -2,7 +2,7 @@
  * The start benchmark's callers, in a process of their own (bench/lib/callers.ts forks it): a
  * service calling POST /api/workflows/start, and a service starting runs with the Temporal client
  * directly. Both are other processes than the engine in production; in the engine's process their
- * clients' work (fetch, gRPC) would be charged to the engine's event loop.
+ * clients' work (HTTP, gRPC) would be charged to the engine's event loop.
  */
 import { randomBytes } from 'node:crypto';
 import { Client, Connection, type WorkflowStartOptions } from '@temporalio/client';

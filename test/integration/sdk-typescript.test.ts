@@ -15,6 +15,7 @@ import {
   WorkflowEngineError,
   WorkflowFailedError,
 } from '@workflow-engine/sdk';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { ESIGN_RESOURCES } from '../doubles/esign-double';
 import { freshOrgToken, stackEnv, uniqueId } from '../support/api';
 import { ExtraApi } from '../support/extra-api';
@@ -121,6 +122,27 @@ describe('TypeScript SDK against the live service', () => {
     expect((await viaFunction.me()).organization_uuid).toBe(stackEnv.orgA);
     await viaFunction.catalog.listTypes();
     expect(getToken).toHaveBeenCalledTimes(2);
+  });
+
+  it("runs on undici's fetch with an Agent of its own (the README's recipe against Node 24's fetch delay): start, stream, errors", async () => {
+    const dispatcher = new Agent();
+    const calls: string[] = [];
+    const viaUndici = engineFor(stackEnv.tokenA, {
+      fetch: ((input: string, init?: RequestInit) => {
+        calls.push(input);
+        return undiciFetch(input, { ...(init as object), dispatcher });
+      }) as unknown as typeof fetch,
+    });
+    try {
+      const run = await viaUndici.workflows.start(RESOURCES, { base_url: stackEnv.esignUrl });
+      const events = await collect(run.events());
+      expect(events.at(-1)).toMatchObject({ type: 'completed', stateName: 'COMPLETED' });
+      expect(await run.get()).toMatchObject({ workflow_id: run.workflowId, status: 'COMPLETED' });
+      await expect(viaUndici.workflows.get('wf_missing_run')).rejects.toBeInstanceOf(NotFoundError);
+      expect(calls.some((url) => url.endsWith(`/workflows/${run.workflowId}/stream`))).toBe(true);
+    } finally {
+      await dispatcher.close();
+    }
   });
 
   describe('error mapping', () => {
