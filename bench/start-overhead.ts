@@ -19,7 +19,7 @@ const TYPE = 'esign.resources.get-resource-information';
  */
 export async function startOverhead(stack: BenchStack): Promise<BenchOutcome> {
   const levels = [
-    { concurrency: 1, n: scaled(200, 10), rounds: 10 },
+    { concurrency: 1, n: scaled(600, 10), rounds: 20 },
     { concurrency: 32, n: scaled(640, 64), rounds: 8 },
   ];
   const initial = { base_url: stack.esignUrl };
