@@ -11,8 +11,9 @@ export type Statement = (values: readonly unknown[]) => Promise<void>;
  * statement, parsed and planned once per session: on Postgres each pooled connection prepares it
  * (pg does, by name; 0.45 → 0.18 ms per write here). PGlite's `query()` parses and plans every
  * statement again in six protocol exchanges (parse, describe, bind, describe, execute, sync), so on
- * PGlite the statement is prepared once and each write is one exchange: bind, execute, sync.
- * `text` is fixed SQL with $1…$n placeholders; its result is not read.
+ * PGlite the statement is prepared once and each write is one exchange: bind, execute, sync; a
+ * write that finds it gone from the session (SQLSTATE 26000, after a DEALLOCATE or DISCARD ALL)
+ * prepares it again and is sent once more. `text` is fixed SQL with $1…$n placeholders; its result is not read.
  */
 export function preparedStatement(db: Database, name: string, text: string): Statement {
   const client = (db as unknown as { $client: PGlite | pg.Pool }).$client;
@@ -57,10 +58,28 @@ function pgliteStatement(client: PGlite, name: string, text: string): Statement 
     }
     return types;
   };
-  return async (values) => {
-    const types = await parameterTypes();
+  const write = async (values: readonly unknown[]) => {
+    const preparation = parameterTypes();
+    const types = await preparation;
     const serializers = client.serializers;
     const params = values.map((value, i) => (value == null ? null : (serializers[types[i]]?.(value) ?? String(value))));
-    await exclusive(client, () => client.execProtocol(Buffer.concat([serialize.bind({ statement: name, values: params }), serialize.execute({}), serialize.sync()])));
+    try {
+      await exclusive(client, () => client.execProtocol(Buffer.concat([serialize.bind({ statement: name, values: params }), serialize.execute({}), serialize.sync()])));
+    } catch (err) {
+      // The session lost the statement (DEALLOCATE or DISCARD ALL ran on it): the next write prepares it again.
+      if (isLost(err) && byName.get(name) === preparation) byName.delete(name);
+      throw err;
+    }
+  };
+  return async (values) => {
+    try {
+      await write(values);
+    } catch (err) {
+      if (!isLost(err)) throw err;
+      await write(values);
+    }
   };
 }
+
+/** SQLSTATE 26000: no prepared statement of that name in the session. */
+const isLost = (err: unknown) => (err as { code?: unknown } | undefined)?.code === '26000';

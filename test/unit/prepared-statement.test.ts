@@ -102,6 +102,19 @@ describe('preparedStatement on PGlite (prepared once, then one bind-execute-sync
     expect(await row('outside')).toMatchObject({ id: 'outside', n: 1 });
   });
 
+  it('prepares the statement again when the session lost it (DEALLOCATE ALL, DISCARD ALL), and the write goes through', async () => {
+    const handle = anotherHandle();
+    const insert = preparedStatement(handle.db, 'probe_lost', INSERT);
+    await insert(['lost-1', 1, null, null, null, null, null, null]);
+    await client.exec('deallocate all');
+    await insert(['lost-2', 2, null, null, null, null, null, null]);
+    await client.exec('discard all');
+    await insert(['lost-3', 3, null, null, null, null, null, null]);
+    await insert(['lost-4', 4, null, null, null, null, null, null]);
+    expect(handle.preparations()).toBe(3);
+    for (const [id, n] of [['lost-2', 2], ['lost-3', 3], ['lost-4', 4]] as const) expect(await row(id)).toMatchObject({ id, n });
+  });
+
   it("rejects with the database's error (its SQLSTATE, none of the values) and keeps working", async () => {
     const insert = preparedStatement(database.db, 'probe_errors', INSERT);
     await insert(['dup', null, null, null, null, null, null, 'secret-value']);
