@@ -13,7 +13,8 @@ export type Statement = (values: readonly unknown[]) => Promise<void>;
  * statement again in six protocol exchanges (parse, describe, bind, describe, execute, sync), so on
  * PGlite the statement is prepared once and each write is one exchange: bind, execute, sync; a
  * write that finds it gone from the session (SQLSTATE 26000, after a DEALLOCATE or DISCARD ALL)
- * prepares it again and is sent once more. `text` is fixed SQL with $1…$n placeholders; its result is not read.
+ * prepares it again and is sent once more. `text` is fixed SQL with $1…$n placeholders; its
+ * result is not read.
  */
 export function preparedStatement(db: Database, name: string, text: string): Statement {
   const client = (db as unknown as { $client: PGlite | pg.Pool }).$client;
