@@ -128,9 +128,9 @@ describe('TypeScript SDK against the live service', () => {
     const dispatcher = new Agent();
     const calls: string[] = [];
     const viaUndici = engineFor(stackEnv.tokenA, {
-      fetch: ((input: string, init?: RequestInit) => {
-        calls.push(input);
-        return undiciFetch(input, { ...(init as object), dispatcher });
+      fetch: ((url: string, init: object) => {
+        calls.push(url);
+        return undiciFetch(url, { ...init, dispatcher });
       }) as unknown as typeof fetch,
     });
     try {
