@@ -1,4 +1,12 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { Agent, fetch, type Response } from 'undici';
+
+/**
+ * undici 8 on an Agent of its own, not the global fetch: Node 24.19's bundled undici waits a
+ * setTimeout(0), 1 ms at least, before each request on a reused connection (README, SDK, Transport),
+ * and every tool call over /mcp is a loopback request to this same API.
+ */
+const dispatcher = new Agent();
 
 /** A non-2xx answer of the run API, with its `{error: {code, message, details}}` body. */
 export class RunApiError extends Error {
@@ -47,6 +55,7 @@ export class RunApiClient {
     const res = await fetch(`${this.base}/workflows/${encodeURIComponent(workflowId)}/stream`, {
       headers: { authorization: this.authorization, accept: 'text/event-stream' },
       signal,
+      dispatcher,
     });
     if (!res.ok || !res.body) throw await this.errorOf(res);
     const queue: EventSourceMessage[] = [];
@@ -70,6 +79,7 @@ export class RunApiClient {
         ...headers,
       },
       body: body === undefined ? undefined : JSON.stringify(body),
+      dispatcher,
     });
     if (!res.ok) throw await this.errorOf(res);
     return { body: (await res.json()) as T, headers: res.headers };
