@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
 import { api, readStream, stackEnv, startRun, uniqueId } from '../support/api';
 import { ExtraApi } from '../support/extra-api';
 
@@ -122,7 +123,8 @@ describe('size limits (the shared stack, default limits)', () => {
     ).token;
     const id = await startRun(
       'esign.authorizations.delete-user-authorization',
-      { base_url: stackEnv.esignUrl, api_token: 'irrelevant', accountid: '1', userid: 'u', authorizationid: uniqueId('hang') },
+      // The double's own token, so the call hangs and the run stays RUNNING: a run that ends closes its streams.
+      { base_url: stackEnv.esignUrl, api_token: ESIGN_VALID_TOKEN, accountid: '1', userid: 'u', authorizationid: uniqueId('hang') },
       token,
     );
     const controllers = Array.from({ length: 5 }, () => new AbortController());
@@ -136,11 +138,13 @@ describe('size limits (the shared stack, default limits)', () => {
     expect(sixth.status).toBe(429);
     expect(sixth.body.error.code).toBe('too_many_streams');
     expect(sixth.headers.get('retry-after')).toBe('1');
+    expect((await api(`/api/workflows/${id}`, { token })).body.status).toBe('RUNNING');
 
     controllers[0].abort();
     await new Promise((r) => setTimeout(r, 300));
-    const again = await readStream(id, { token, stopAfter: 1, timeoutMs: 3_000 });
+    const again = await readStream(id, { token, stopAfter: 1, timeoutMs: 1_000 });
     expect(again.status).toBe(200);
     for (const c of controllers.slice(1)) c.abort();
+    expect((await api(`/api/workflows/${id}/cancel`, { token, method: 'POST' })).status).toBe(202);
   });
 });
