@@ -59,25 +59,21 @@ function pgliteStatement(client: PGlite, name: string, text: string): Statement 
     }
     return types;
   };
-  const write = async (values: readonly unknown[]) => {
-    const preparation = parameterTypes();
-    const types = await preparation;
-    const serializers = client.serializers;
-    const params = values.map((value, i) => (value == null ? null : (serializers[types[i]]?.(value) ?? String(value))));
-    try {
-      await exclusive(client, () => client.execProtocol(Buffer.concat([serialize.bind({ statement: name, values: params }), serialize.execute({}), serialize.sync()])));
-    } catch (err) {
-      // The session lost the statement (DEALLOCATE or DISCARD ALL ran on it): the next write prepares it again.
-      if (isLost(err) && byName.get(name) === preparation) byName.delete(name);
-      throw err;
-    }
-  };
   return async (values) => {
-    try {
-      await write(values);
-    } catch (err) {
-      if (!isLost(err)) throw err;
-      await write(values);
+    for (let attempt = 1; ; attempt++) {
+      const preparation = parameterTypes();
+      const types = await preparation;
+      const serializers = client.serializers;
+      const params = values.map((value, i) => (value == null ? null : (serializers[types[i]]?.(value) ?? String(value))));
+      try {
+        await exclusive(client, () => client.execProtocol(Buffer.concat([serialize.bind({ statement: name, values: params }), serialize.execute({}), serialize.sync()])));
+        return;
+      } catch (err) {
+        if (!isLost(err)) throw err;
+        // The session lost the statement (DEALLOCATE or DISCARD ALL ran on it): prepare it again, once.
+        if (byName.get(name) === preparation) byName.delete(name);
+        if (attempt > 1) throw err;
+      }
     }
   };
 }
