@@ -97,13 +97,16 @@ async function main() {
   const lines: SummaryLine[] = outcomes.flatMap((o) => o.summary);
   const totalS = Math.round((performance.now() - t0) / 1000);
   const header = `${startedAt.toISOString().slice(0, 10)}, ${database}, BENCH_SCALE=${SCALE}, ${machine()}, ${totalS} s`;
-  printTable(`Summary (${header})`, lines as unknown as Array<Record<string, unknown>>);
+  printTable(
+    `Summary (${header})`,
+    lines.map((l) => ({ benchmark: l.benchmark, metric: l.metric, subject: l.subject, baseline: l.baseline, ratio: l.ratio, '95% interval': l.interval ?? '', target: l.target })),
+  );
   const md = [
     `Measured ${header}; command: \`${command(asked)}\``,
     '',
-    '| Benchmark | Metric | Subject | Baseline | Ratio | Target |',
-    '|---|---|---|---|---|---|',
-    ...lines.map((l) => `| ${l.benchmark} | ${l.metric} | ${l.subject} | ${l.baseline} | ${l.ratio} | ${l.target} |`),
+    '| Benchmark | Metric | Subject | Baseline | Ratio | 95% interval | Target |',
+    '|---|---|---|---|---|---|---|',
+    ...lines.map((l) => `| ${l.benchmark} | ${l.metric} | ${l.subject} | ${l.baseline} | ${l.ratio} | ${l.interval ?? ''} | ${l.target} |`),
     '',
     ...(warnings.length ? ['Temporal warnings (worker log) during the run:', '', ...warnings.map((w) => `- ${w}`), ''] : []),
   ].join('\n');

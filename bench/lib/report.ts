@@ -7,6 +7,8 @@ export interface SummaryLine {
   subject: string;
   baseline: string;
   ratio: number | string;
+  /** The ratio's 95% interval where the benchmark has the rounds for one (stats.ts ratioInterval). */
+  interval?: string;
   target: string;
 }
 

@@ -9,10 +9,15 @@ export function percentile(values: number[], p: number): number {
   return sorted[rank];
 }
 
-export interface Sample {
-  label: string;
+export interface Chunk {
   latenciesMs: number[];
   wallMs: number;
+}
+
+export interface Sample extends Chunk {
+  label: string;
+  /** sideBySide's: this side's chunk of each round, in order. */
+  chunks?: Chunk[];
 }
 
 export const summarize = (s: Sample) => ({
@@ -79,7 +84,7 @@ export async function sideBySide(
   /** Awaited after each chunk, untimed: lets the work a chunk left behind finish before the next side's chunk. */
   settle?: () => Promise<void>,
 ): Promise<Sample[]> {
-  const samples = sides.map((s) => ({ label: s.label, latenciesMs: [] as number[], wallMs: 0 }));
+  const samples = sides.map((s) => ({ label: s.label, latenciesMs: [] as number[], wallMs: 0, chunks: [] as Chunk[] }));
   const chunk = Math.ceil(n / rounds);
   for (let r = 0, done = 0; done < n; r++, done += chunk) {
     const size = Math.min(chunk, n - done);
@@ -91,6 +96,7 @@ export async function sideBySide(
       const s = 'chunk' in side ? await side.chunk(size, concurrency) : await measure(side.label, size, concurrency, (k) => side.task(offset + k));
       samples[i].latenciesMs.push(...s.latenciesMs);
       samples[i].wallMs += s.wallMs;
+      samples[i].chunks.push({ latenciesMs: s.latenciesMs, wallMs: s.wallMs });
       await settle?.();
     }
   }
@@ -98,3 +104,30 @@ export async function sideBySide(
 }
 
 export const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : NaN);
+
+export const p50Of = (chunks: Chunk[]) => percentile(chunks.flatMap((c) => c.latenciesMs), 50);
+
+/** Calls per second over the chunks' own wall time, as summarize's throughput. */
+export const throughputOf = (chunks: Chunk[]) =>
+  (chunks.reduce((n, c) => n + c.latenciesMs.length, 0) / chunks.reduce((t, c) => t + c.wallMs, 0)) * 1000;
+
+/**
+ * A 95% interval of statistic(subject) / statistic(baseline) from sideBySide's samples: a paired
+ * bootstrap over its rounds. Whole rounds are resampled, not single calls, because the calls of a
+ * chunk share the load of their moment, and in pairs because a round's chunks ran back to back
+ * under the same load. Written here: general bootstrap helpers resample values, not paired groups
+ * pooled before the statistic, and what is left is a loop. Unseeded: its bounds move in the third
+ * decimal from one evaluation to the next.
+ */
+export function ratioInterval(subject: Sample, baseline: Sample, statistic: (chunks: Chunk[]) => number, resamples = 4000): [number, number] {
+  const a = subject.chunks ?? [];
+  const b = baseline.chunks ?? [];
+  if (a.length !== b.length || a.length < 2) throw new Error(`ratioInterval: ${a.length} and ${b.length} rounds; needs sideBySide samples of 2 rounds or more`);
+  const ratios = Array.from({ length: resamples }, () => {
+    const picks = a.map(() => Math.floor(Math.random() * a.length));
+    return statistic(picks.map((i) => a[i])) / statistic(picks.map((i) => b[i]));
+  });
+  return [round(percentile(ratios, 2.5), 3), round(percentile(ratios, 97.5), 3)];
+}
+
+export const interval = ([low, high]: [number, number]) => `${low}–${high}`;
