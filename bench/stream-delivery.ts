@@ -7,7 +7,7 @@ import { runs } from '../db/schema';
 import { watchStream } from './lib/http';
 import { type BenchOutcome, ms, report, type SummaryLine, verdict } from './lib/report';
 import { type BenchStack, envNumber } from './lib/stack';
-import { percentile, ratio, round } from './lib/stats';
+import { blockRatioInterval, interval, percentile, ratio, round } from './lib/stats';
 
 const TYPE = 'bench.ticker';
 
@@ -72,7 +72,7 @@ export async function streamDelivery(stack: BenchStack): Promise<BenchOutcome> {
   /** How long the clients are given to receive the end of their streams once every run has ended. */
   const graceMs = 20_000;
   const rows: Array<Record<string, unknown>> = [];
-  const perLevel = new Map<number, { p50: number; p99: number; runsS: number; samples: number }>();
+  const perLevel = new Map<number, { p50: number; p99: number; runsS: number; samples: number; seconds: number[][] }>();
   const stuck: Array<Record<string, unknown>> = [];
   const projection = createProjection(stack.database.db);
   const transitionsPerRun = ticks + 2; // start, the ticks, finish
@@ -80,6 +80,8 @@ export async function streamDelivery(stack: BenchStack): Promise<BenchOutcome> {
   for (const clients of levels) {
     const rounds = clients === levels[0] ? baselineRounds : 1;
     const latencies: number[] = [];
+    /** The deliveries of each transition seq of each round: every run commits its seq k within the same second. */
+    const seconds = new Map<string, number[]>();
     let expected = 0;
     let missing = 0;
     let connectMs = 0;
@@ -161,13 +163,18 @@ export async function streamDelivery(stack: BenchStack): Promise<BenchOutcome> {
           expected += 1;
           const arrived = arrivals.get(seq);
           if (arrived === undefined) missing += 1;
-          else latencies.push(arrived - committedAt);
+          else {
+            latencies.push(arrived - committedAt);
+            let second = seconds.get(`${r}:${seq}`);
+            if (!second) seconds.set(`${r}:${seq}`, (second = []));
+            second.push(arrived - committedAt);
+          }
         }
       }
     }
     const p50 = percentile(latencies, 50);
     const p99 = percentile(latencies, 99);
-    perLevel.set(clients, { p50, p99, runsS: lastRunEndS, samples: latencies.length });
+    perLevel.set(clients, { p50, p99, runsS: lastRunEndS, samples: latencies.length, seconds: [...seconds.values()] });
     rows.push({
       clients,
       rounds,
@@ -199,12 +206,14 @@ export async function streamDelivery(stack: BenchStack): Promise<BenchOutcome> {
   // A p99 needs about 1,000 samples to rest on ten of them rather than on the maximum.
   const baseName = `${baseLevel} client${baseLevel === 1 ? '' : 's'}${baseLevel === runCount ? ' (1 per run)' : ''}`;
   const meaningful = base.samples >= 1000;
+  const p99 = (values: number[]) => percentile(values, 99);
   const summary: SummaryLine[] = levels.slice(1).map((c) => ({
     benchmark: `3. stream, ${c} clients`,
     metric: 'p99 ms commit→client',
     subject: `${c} clients ${ms(perLevel.get(c)!.p99)} (n=${perLevel.get(c)!.samples})`,
     baseline: `${baseName} ${ms(base.p99)} (n=${base.samples}${meaningful ? '' : ': too few for a p99'})`,
     ratio: ratio(perLevel.get(c)!.p99, base.p99),
+    interval: interval(blockRatioInterval(perLevel.get(c)!.seconds, base.seconds, p99)),
     target: c === top ? '≤ 3' : '',
   }));
   summary.push({
@@ -235,6 +244,7 @@ export async function streamDelivery(stack: BenchStack): Promise<BenchOutcome> {
         ? [`streams still open ${graceMs / 1000} s after the runs ended: ${stuck.map((s) => `${s.open} at ${s.clients} clients (${s.runs_ended} of ${s.runs} runs ended)`).join(', ')}`]
         : []),
       `${runCount} runs of ${TYPE}, ${ticks} ticks each, one every ${intervalMs} ms, phases spread; the same workload at every level`,
+      "95% intervals of the p99 ratios: each level's deliveries resampled by the second they belong to (a transition seq of a round), whole seconds, on their own (bench/lib/stats.ts blockRatioInterval)",
       'each wake-up makes one read of that run, shared by all of its streams (its run row only when the transition ended the run), plus a 5 s re-check per run',
       '"runs took" against nominal: how far the streams\' reads slow the runs themselves (worker, API and database share one process and, on PGlite, one database thread)',
       `API, worker and database (${stack.database.kind}) share one process as in \`make up\`; the clients run in a worker thread of it`,

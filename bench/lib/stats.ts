@@ -111,6 +111,14 @@ export const p50Of = (chunks: Chunk[]) => percentile(chunks.flatMap((c) => c.lat
 export const throughputOf = (chunks: Chunk[]) =>
   (chunks.reduce((n, c) => n + c.latenciesMs.length, 0) / chunks.reduce((t, c) => t + c.wallMs, 0)) * 1000;
 
+/** The 2.5th and 97.5th percentiles of `resamples` draws of a bootstrap. */
+function interval95(resamples: number, draw: () => number): [number, number] {
+  const draws = Array.from({ length: resamples }, draw);
+  return [round(percentile(draws, 2.5), 3), round(percentile(draws, 97.5), 3)];
+}
+
+const pickIndices = (n: number) => Array.from({ length: n }, () => Math.floor(Math.random() * n));
+
 /**
  * A 95% interval of statistic(subject) / statistic(baseline) from sideBySide's samples: a paired
  * bootstrap over its rounds. Whole rounds are resampled, not single calls, because the calls of a
@@ -123,11 +131,22 @@ export function ratioInterval(subject: Sample, baseline: Sample, statistic: (chu
   const a = subject.chunks ?? [];
   const b = baseline.chunks ?? [];
   if (a.length !== b.length || a.length < 2) throw new Error(`ratioInterval: ${a.length} and ${b.length} rounds; needs sideBySide samples of 2 rounds or more`);
-  const ratios = Array.from({ length: resamples }, () => {
-    const picks = a.map(() => Math.floor(Math.random() * a.length));
+  return interval95(resamples, () => {
+    const picks = pickIndices(a.length);
     return statistic(picks.map((i) => a[i])) / statistic(picks.map((i) => b[i]));
   });
-  return [round(percentile(ratios, 2.5), 3), round(percentile(ratios, 97.5), 3)];
+}
+
+/**
+ * The same for two samples measured one after the other, each made of blocks of values that share
+ * a moment (the deliveries of one second): each sample's blocks are resampled on their own, and
+ * whole, since whatever delays one value of a block (a pause, a burst of other work) delays the
+ * others.
+ */
+export function blockRatioInterval(subject: number[][], baseline: number[][], statistic: (values: number[]) => number, resamples = 1000): [number, number] {
+  if (subject.length < 2 || baseline.length < 2) throw new Error(`blockRatioInterval: ${subject.length} and ${baseline.length} blocks; needs 2 or more each`);
+  const draw = (blocks: number[][]) => statistic(pickIndices(blocks.length).flatMap((i) => blocks[i]));
+  return interval95(resamples, () => draw(subject) / draw(baseline));
 }
 
 export const interval = ([low, high]: [number, number]) => `${low}–${high}`;

@@ -1,4 +1,4 @@
-import { type Chunk, p50Of, ratioInterval, type Sample, sideBySide, throughputOf } from '../../bench/lib/stats';
+import { blockRatioInterval, type Chunk, p50Of, percentile, ratioInterval, type Sample, sideBySide, throughputOf } from '../../bench/lib/stats';
 
 const sample = (chunks: Chunk[]): Sample => ({
   label: 'side',
@@ -59,5 +59,31 @@ describe('bench ratioInterval (paired bootstrap over rounds)', () => {
     expect(a.chunks?.map((c) => c.latenciesMs.length)).toEqual([2, 2, 2, 2, 2]);
     expect(b.chunks).toHaveLength(5);
     expect(a.latenciesMs).toHaveLength(10);
+  });
+});
+
+describe('bench blockRatioInterval (each sample resampled by whole blocks)', () => {
+  const p99 = (values: number[]) => percentile(values, 99);
+  const blocks = (count: number, size: number, value: (block: number, i: number) => number) =>
+    Array.from({ length: count }, (_, b) => Array.from({ length: size }, (_, i) => value(b, i)));
+
+  it('is a point when every block of each sample is alike', () => {
+    const baseline = blocks(20, 50, (_, i) => 1 + i / 10);
+    const subject = blocks(10, 500, (_, i) => 2 * (1 + (i % 50) / 10));
+    expect(blockRatioInterval(subject, baseline, p99)).toEqual([2, 2]);
+  });
+
+  it('widens with one slow second in the baseline, which a p99 of its values rests on or not', () => {
+    // 20 seconds of 50 deliveries at 1 ms, one of them at 10 ms: the baseline's p99 is 10 ms when
+    // the draw takes that second and 1 ms when it does not.
+    const baseline = blocks(20, 50, (b) => (b === 7 ? 10 : 1));
+    const subject = blocks(20, 50, () => 2);
+    const [low, high] = blockRatioInterval(subject, baseline, p99);
+    expect(low).toBe(0.2);
+    expect(high).toBe(2);
+  });
+
+  it('refuses a sample of fewer than 2 blocks', () => {
+    expect(() => blockRatioInterval([[1, 2]], [[1], [2]], p99)).toThrow(/2 or more/);
   });
 });
