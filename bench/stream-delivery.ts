@@ -206,14 +206,14 @@ export async function streamDelivery(stack: BenchStack): Promise<BenchOutcome> {
   // A p99 needs about 1,000 samples to rest on ten of them rather than on the maximum.
   const baseName = `${baseLevel} client${baseLevel === 1 ? '' : 's'}${baseLevel === runCount ? ' (1 per run)' : ''}`;
   const meaningful = base.samples >= 1000;
-  const p99 = (values: number[]) => percentile(values, 99);
+  const p99Of = (values: number[]) => percentile(values, 99);
   const summary: SummaryLine[] = levels.slice(1).map((c) => ({
     benchmark: `3. stream, ${c} clients`,
     metric: 'p99 ms commit→client',
     subject: `${c} clients ${ms(perLevel.get(c)!.p99)} (n=${perLevel.get(c)!.samples})`,
     baseline: `${baseName} ${ms(base.p99)} (n=${base.samples}${meaningful ? '' : ': too few for a p99'})`,
     ratio: ratio(perLevel.get(c)!.p99, base.p99),
-    interval: interval(blockRatioInterval(perLevel.get(c)!.seconds, base.seconds, p99)),
+    interval: interval(blockRatioInterval(perLevel.get(c)!.seconds, base.seconds, p99Of)),
     target: c === top ? '≤ 3' : '',
   }));
   summary.push({
