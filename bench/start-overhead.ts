@@ -125,7 +125,7 @@ export async function startOverhead(stack: BenchStack): Promise<BenchOutcome> {
       `type ${TYPE}; the API adds to the same Temporal start: HTTP + Nest, the token lookup (cached for TOKEN_CACHE_TTL_MS), zod validation, a database check (Postgres: a ping begun as the request arrives; in-process PGlite: none) and registering the run after the start (starts registered together in one statement)`,
       'the callers (undici 8 on keep-alive connections for the API, not Node 24\'s fetch: bench/lib/http.ts; the Temporal client for direct starts) run in a process of their own; the engine (API + worker) in the benchmark\'s',
       'references: auth/me = HTTP + Nest + token lookup, no start; "DB write" = the database work of a start (register the run) called directly',
-      `95% intervals: paired bootstrap over the ${roundsPerLevel.join(' and ')} (bench/lib/stats.ts ratioInterval); a target is met beyond the noise only when its whole interval is`,
+      `95% intervals: paired bootstrap over the ${roundsPerLevel.join(' and ')} (bench/lib/stats.ts ratioInterval); a target is met beyond the noise only when its whole interval is on its side`,
     ],
   );
 }

@@ -20,12 +20,21 @@ export interface Sample extends Chunk {
   chunks?: Chunk[];
 }
 
+/** Several chunks as one: their calls pooled, their wall times added. */
+export const pooled = (chunks: Chunk[]): Chunk => ({
+  latenciesMs: chunks.flatMap((c) => c.latenciesMs),
+  wallMs: chunks.reduce((t, c) => t + c.wallMs, 0),
+});
+
+/** Calls per second over the chunk's own wall time. */
+const perSecond = (c: Chunk) => (c.latenciesMs.length / c.wallMs) * 1000;
+
 export const summarize = (s: Sample) => ({
   label: s.label,
   n: s.latenciesMs.length,
   p50_ms: round(percentile(s.latenciesMs, 50)),
   p99_ms: round(percentile(s.latenciesMs, 99)),
-  throughput_per_s: round((s.latenciesMs.length / s.wallMs) * 1000),
+  throughput_per_s: round(perSecond(s)),
 });
 
 export const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
@@ -84,7 +93,7 @@ export async function sideBySide(
   /** Awaited after each chunk, untimed: lets the work a chunk left behind finish before the next side's chunk. */
   settle?: () => Promise<void>,
 ): Promise<Sample[]> {
-  const samples = sides.map((s) => ({ label: s.label, latenciesMs: [] as number[], wallMs: 0, chunks: [] as Chunk[] }));
+  const sideChunks = sides.map((): Chunk[] => []);
   const chunk = Math.ceil(n / rounds);
   for (let r = 0, done = 0; done < n; r++, done += chunk) {
     const size = Math.min(chunk, n - done);
@@ -94,22 +103,18 @@ export async function sideBySide(
       const offset = done;
       const side = sides[i];
       const s = 'chunk' in side ? await side.chunk(size, concurrency) : await measure(side.label, size, concurrency, (k) => side.task(offset + k));
-      samples[i].latenciesMs.push(...s.latenciesMs);
-      samples[i].wallMs += s.wallMs;
-      samples[i].chunks.push({ latenciesMs: s.latenciesMs, wallMs: s.wallMs });
+      sideChunks[i].push({ latenciesMs: s.latenciesMs, wallMs: s.wallMs });
       await settle?.();
     }
   }
-  return samples;
+  return sides.map((side, i) => ({ label: side.label, ...pooled(sideChunks[i]), chunks: sideChunks[i] }));
 }
 
 export const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : NaN);
 
-export const p50Of = (chunks: Chunk[]) => percentile(chunks.flatMap((c) => c.latenciesMs), 50);
+export const p50Of = (chunks: Chunk[]) => percentile(pooled(chunks).latenciesMs, 50);
 
-/** Calls per second over the chunks' own wall time, as summarize's throughput. */
-export const throughputOf = (chunks: Chunk[]) =>
-  (chunks.reduce((n, c) => n + c.latenciesMs.length, 0) / chunks.reduce((t, c) => t + c.wallMs, 0)) * 1000;
+export const throughputOf = (chunks: Chunk[]) => perSecond(pooled(chunks));
 
 /** The 2.5th and 97.5th percentiles of `resamples` draws of a bootstrap. */
 function interval95(resamples: number, draw: () => number): [number, number] {

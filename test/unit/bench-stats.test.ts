@@ -1,11 +1,6 @@
-import { blockRatioInterval, type Chunk, p50Of, percentile, ratioInterval, type Sample, sideBySide, throughputOf } from '../../bench/lib/stats';
+import { blockRatioInterval, type Chunk, p50Of, percentile, pooled, ratioInterval, type Sample, sideBySide, throughputOf } from '../../bench/lib/stats';
 
-const sample = (chunks: Chunk[]): Sample => ({
-  label: 'side',
-  latenciesMs: chunks.flatMap((c) => c.latenciesMs),
-  wallMs: chunks.reduce((t, c) => t + c.wallMs, 0),
-  chunks,
-});
+const sample = (chunks: Chunk[]): Sample => ({ label: 'side', ...pooled(chunks), chunks });
 
 describe('bench ratioInterval (paired bootstrap over rounds)', () => {
   it('is a point when every round has the same ratio, however the rounds differ', () => {
