@@ -11,16 +11,48 @@ export type Statement = (values: readonly unknown[]) => Promise<void>;
  * statement, parsed and planned once per session: on Postgres each pooled connection prepares it
  * (pg does, by name; 0.45 → 0.18 ms per write here). PGlite's `query()` parses and plans every
  * statement again in six protocol exchanges (parse, describe, bind, describe, execute, sync), so on
- * PGlite the statement is prepared once and each write is one exchange: bind, execute, sync; a
- * write that finds it gone from the session (SQLSTATE 26000, after a DEALLOCATE or DISCARD ALL)
- * prepares it again and is sent once more. `text` is fixed SQL with $1…$n placeholders; its
- * result is not read.
+ * PGlite the statement is prepared once and each write is one exchange: bind, execute, sync.
+ * On either, a write that finds the statement gone from its session (SQLSTATE 26000, after a
+ * DEALLOCATE or DISCARD ALL, which a pooler may send when it hands the connection over) prepares
+ * it again and is sent once more. `text` is fixed SQL with $1…$n placeholders; its result is not
+ * read.
  */
 export function preparedStatement(db: Database, name: string, text: string): Statement {
   const client = (db as unknown as { $client: PGlite | pg.Pool }).$client;
   if (client instanceof PGlite) return pgliteStatement(client, name, text);
+  return postgresStatement(client, name, text);
+}
+
+/**
+ * pg prepares a name once per connection and remembers it in the connection's
+ * `parsedStatements`, with no way to tell it that the server forgot; so a lost statement is
+ * forgotten there too, on the connection that found it lost, and the write sent again on it
+ * (test/unit/prepared-statement.test.ts fails if pg stops keeping that record).
+ */
+function postgresStatement(pool: pg.Pool, name: string, text: string): Statement {
   return async (values) => {
-    await client.query({ name, text, values: [...values] });
+    const client = await pool.connect();
+    // As pool.query() does: a connection that breaks while checked out emits 'error', which needs
+    // a listener, and a connection that failed in any way leaves the pool.
+    let failure: Error | undefined;
+    const onError = (err: Error) => (failure ??= err);
+    client.on('error', onError);
+    const query = { name, text, values: [...values] };
+    try {
+      try {
+        await client.query(query);
+      } catch (err) {
+        if (!isLost(err)) throw err;
+        delete (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name];
+        await client.query(query);
+      }
+    } catch (err) {
+      failure ??= err as Error;
+      throw err;
+    } finally {
+      client.removeListener('error', onError);
+      client.release(failure);
+    }
   };
 }
 

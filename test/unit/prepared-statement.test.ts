@@ -1,8 +1,9 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
-import type { DatabaseHandle } from '../../db/client';
+import { type DatabaseHandle, openDatabase } from '../../db/client';
 import { preparedStatement } from '../../db/prepared-statement';
 import { openMigratedPglite } from '../support/pglite';
+import { createTestDatabase } from '../support/test-database';
 
 describe('preparedStatement on PGlite (prepared once, then one bind-execute-sync exchange per call)', () => {
   let database: DatabaseHandle;
@@ -123,5 +124,50 @@ describe('preparedStatement on PGlite (prepared once, then one bind-execute-sync
     expect(String((err as Error).message)).not.toContain('secret-value');
     await insert(['after-error', 3, null, null, null, null, null, null]);
     expect(await row('after-error')).toMatchObject({ n: 3 });
+  });
+});
+
+// On Postgres when DATABASE_URL is set (CI): pg prepares per connection and must be told when the
+// server forgot. One pooled connection, so every statement here runs on the same session.
+(process.env.DATABASE_URL ? describe : describe.skip)('preparedStatement on Postgres (pg, one named statement per connection)', () => {
+  let database: DatabaseHandle;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    const created = await createTestDatabase(process.env.DATABASE_URL!);
+    drop = created.drop;
+    database = await openDatabase({ databaseUrl: created.url, poolSize: 1 });
+    await database.db.execute(sql.raw('create table prepared_probe (id text primary key, n int)'));
+  });
+  afterAll(async () => {
+    await database?.close();
+    await drop?.();
+  });
+
+  const INSERT = 'insert into prepared_probe (id, n) values ($1, $2)';
+  // node-postgres answers raw statements with { rows }.
+  const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows;
+  const backend = async () => rowsOf<{ pid: number }>(await database.db.execute(sql`select pg_backend_pid() as pid`))[0].pid;
+  const ids = async (prefix: string) =>
+    rowsOf<{ id: string }>(await database.db.execute(sql`select id from prepared_probe where id like ${`${prefix}%`} order by id`)).map((r) => r.id);
+
+  it('prepares the statement again on the same connection when the session lost it (DEALLOCATE ALL, DISCARD ALL)', async () => {
+    const insert = preparedStatement(database.db, 'probe_lost_pg', INSERT);
+    await insert(['lost-1', 1]);
+    const pid = await backend();
+    await database.db.execute(sql`deallocate all`);
+    await insert(['lost-2', 2]);
+    await database.db.execute(sql`discard all`);
+    await insert(['lost-3', 3]);
+    await insert(['lost-4', 4]);
+    expect(await ids('lost-')).toEqual(['lost-1', 'lost-2', 'lost-3', 'lost-4']);
+    expect(await backend()).toBe(pid);
+  });
+
+  it("rejects with the database's error, and the next write goes through", async () => {
+    const insert = preparedStatement(database.db, 'probe_errors_pg', INSERT);
+    await insert(['error-dup', 1]);
+    await expect(insert(['error-dup', 2])).rejects.toMatchObject({ code: '23505' });
+    await insert(['error-after', 3]);
+    expect(await ids('error-')).toEqual(['error-after', 'error-dup']);
   });
 });
