@@ -5,7 +5,8 @@
  *
  * Knobs: BENCH_SCALE (multiplies every N; default 1: about 7 minutes on 2 cores), DATABASE_URL
  * (Postgres; unset: PGlite), BENCH_READS_LARGE, BENCH_SSE_CLIENTS / _RUNS / _TICKS / _INTERVAL_MS,
- * BENCH_LONGPOLL_INTERVALS, BENCH_LOG_LEVEL, BENCH_KEEP=1 (keep the scratch directory and its logs).
+ * BENCH_LONGPOLL_INTERVALS, BENCH_LOG_LEVEL, BENCH_KEEP=1 (keep the scratch directory and its logs),
+ * RUN_THREADS_NICE (as `main.js all` takes it: the runs' threads at a lower priority).
  */
 import fs from 'node:fs';
 import os from 'node:os';

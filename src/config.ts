@@ -50,6 +50,8 @@ export interface AppConfig {
   tokenCacheTtlMs: number;
   /** SIGTERM: how long in-flight activities may finish before they are cancelled (see shutdown.ts). */
   shutdownGraceMs: number;
+  /** `all` mode: the nice value of the threads that execute runs (src/worker/run-thread-priority.ts); 0 leaves them. */
+  runThreadsNice: number;
   logLevel: string;
   /** OpenTelemetry traces over OTLP/HTTP; undefined is off. */
   tracing?: TracingSettings;
@@ -154,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     sseKeepAliveMs: envInteger(env, 'SSE_KEEPALIVE_MS', 15_000),
     tokenCacheTtlMs: envInteger(env, 'TOKEN_CACHE_TTL_MS', 5_000),
     shutdownGraceMs: envInteger(env, 'SHUTDOWN_GRACE_MS', 5_000),
+    runThreadsNice: runThreadsNice(env),
     logLevel: env.LOG_LEVEL || 'info',
     tracing: parseTracing(env),
     devBootstrap: env.DEV_BOOTSTRAP === '1',
@@ -181,6 +184,13 @@ function parseTrustProxy(raw: string | undefined): number | string | undefined {
     throw new Error(`TRUST_PROXY: ${(err as Error).message} (expected a hop count, "loopback", "linklocal", "uniquelocal", addresses or CIDRs, comma-separated)`);
   }
   return value;
+}
+
+/** RUN_THREADS_NICE: a nice value a process may give its own threads without privilege, 0 to 19. */
+function runThreadsNice(env: NodeJS.ProcessEnv): number {
+  const nice = envInteger(env, 'RUN_THREADS_NICE', 0);
+  if (nice > 19) throw new Error(`RUN_THREADS_NICE must be 0 to 19, got "${env.RUN_THREADS_NICE}"`);
+  return nice;
 }
 
 export const pgliteDir = (config: AppConfig) => path.join(config.dataDir, 'pglite');

@@ -20,6 +20,7 @@ import { shutdownBounds } from './shutdown';
 import { TemporalClients } from './temporal-clients';
 import { temporalTlsOptions } from './temporal-tls';
 import { startTracing } from './telemetry/tracing';
+import { lowerRunThreadPriority } from './worker/run-thread-priority';
 import { createWorker } from './worker/worker';
 
 type Mode = 'all' | 'api' | 'worker';
@@ -70,7 +71,11 @@ async function main() {
   if (mode !== 'api') {
     worker = await createWorker(config, database, connections, hooks, logger, createDataConverter(masterKey), tracing);
     workerDone = worker.run();
-    logger.info({ task_queue: worker.options.taskQueue }, 'worker running');
+    const lowered = mode === 'all' ? lowerRunThreadPriority(config.runThreadsNice) : 0;
+    logger.info(
+      { task_queue: worker.options.taskQueue, pid: process.pid, run_threads_lowered: lowered, run_threads_nice: lowered ? config.runThreadsNice : 0 },
+      'worker running',
+    );
   }
   if (config.devBootstrap && mode !== 'worker') {
     const token = await ensureDevToken(config, database.db);

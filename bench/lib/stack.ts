@@ -22,6 +22,7 @@ import { createApi } from '../../src/api';
 import { createOrganization } from '../../src/auth/org-tokens';
 import { type AppConfig, loadConfig } from '../../src/config';
 import type { Logger } from '../../src/logger';
+import { lowerRunThreadPriority } from '../../src/worker/run-thread-priority';
 import { workerActivities, workflowBundlerOptions, workflowInterceptorModules } from '../../src/worker/worker';
 import { startEsignDouble } from '../../test/doubles/esign-double';
 import { outboundAllowFor } from '../../test/support/outbound';
@@ -186,6 +187,8 @@ export async function startStack(): Promise<BenchStack> {
       RATE_LIMIT_READS_PER_MINUTE_TOKEN: '0',
       SSE_MAX_STREAMS_PER_TOKEN: '10000',
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'info',
+      // RUN_THREADS_NICE=10 make bench: the runs' threads below the API's priority, as `main.js all` can run them.
+      ...(process.env.RUN_THREADS_NICE ? { RUN_THREADS_NICE: process.env.RUN_THREADS_NICE } : {}),
     });
     const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(scratchDir, 'pglite') });
     closers.push(() => database.close());
@@ -249,6 +252,8 @@ export async function startStack(): Promise<BenchStack> {
     const noop: ProjectionActivities = { async projectRunStarted() {}, async projectTransition() {} };
     const noProjection = await Worker.create({ ...workerOptions(noop), taskQueue: NO_PROJECTION_QUEUE });
     const workersDone = Promise.all([worker.run(), noProjection.run()]);
+    // As `main.js all` does: the API and the worker share this process.
+    lowerRunThreadPriority(config.runThreadsNice);
     closers.push(async () => {
       worker.shutdown();
       noProjection.shutdown();

@@ -28,6 +28,8 @@ type Role = 'api' | 'worker' | 'all';
 
 /** How long the stack's API trusts a resolved token: a revoked one must fail within this. */
 export const STACK_TOKEN_CACHE_TTL_MS = 2_000;
+/** The nice value the stack gives the threads that execute runs where API and worker share a process. */
+export const STACK_RUN_THREADS_NICE = 10;
 
 /**
  * The suites register tens of accounts from loopback, and on Postgres the extra APIs count in the
@@ -76,6 +78,8 @@ export class Stack {
       ENGINE_SECRET_KEY: this.secretKey,
       SSE_MAX_STREAMS_PER_TOKEN: '5',
       TOKEN_CACHE_TTL_MS: String(STACK_TOKEN_CACHE_TTL_MS),
+      // Opt-in in production; on here so that a renamed SDK or core thread fails a test (run-thread-priority.test.ts).
+      RUN_THREADS_NICE: String(STACK_RUN_THREADS_NICE),
       REGISTRATIONS_PER_CLIENT: SUITE_REGISTRATIONS_PER_CLIENT,
       ...this.options.extraEnv,
     };
