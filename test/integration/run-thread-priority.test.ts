@@ -1,27 +1,13 @@
 import fs from 'node:fs';
 import { stackEnv } from '../support/api';
 import { STACK_RUN_THREADS_NICE } from '../support/stack';
+import { threadsOf } from '../support/threads';
 
 interface WorkerRunning {
   msg: string;
   pid: number;
   run_threads_lowered: number;
   run_threads_nice: number;
-}
-
-/** Each thread of a process: its name and its nice value (/proc/<pid>/task/<tid>/stat, field 19). */
-function threadsOf(pid: number): Array<{ name: string; nice: number }> {
-  return fs.readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
-    try {
-      const name = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      // The fields after the name, which is in parentheses and may hold spaces: state is field 3.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return [{ name, nice: Number(fields[19 - 3]) }];
-    } catch {
-      return [];
-    }
-  });
 }
 
 const alive = (pid: number) => {

@@ -1,17 +1,12 @@
-import fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { loadConfig } from '../../src/config';
 import { lowerRunThreadPriority } from '../../src/worker/run-thread-priority';
+import { threadsOf } from '../support/threads';
 
-/** This process's threads by name, with their nice values (/proc/self/task/<tid>/stat, field 19). */
+/** This process's threads by name, with their nice values. */
 function niceByName(): Map<string, number[]> {
   const byName = new Map<string, number[]>();
-  for (const tid of fs.readdirSync('/proc/self/task')) {
-    const name = fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
-    const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19 - 3]);
-    byName.set(name, [...(byName.get(name) ?? []), nice]);
-  }
+  for (const { name, nice } of threadsOf('self')) byName.set(name, [...(byName.get(name) ?? []), nice]);
   return byName;
 }
 
