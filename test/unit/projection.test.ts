@@ -6,6 +6,7 @@ import type { DatabaseHandle } from '../../db/client';
 import { runs, transitions } from '../../db/schema';
 import type { TransitionEvent } from '../../workflows/runtime/contract';
 import { createOrganization, createToken, resolveToken, revokeToken } from '../../src/auth/org-tokens';
+import { lostPool } from '../support/lost-pool';
 import { openMigratedPglite } from '../support/pglite';
 
 // This suite always runs on PGlite, so the embedded default stays covered when CI uses Postgres.
@@ -93,7 +94,7 @@ describe('projection on PGlite', () => {
 
   it('rethrows a lost connection as it is, so the projection retries until the database is back', async () => {
     const lost = Object.assign(new Error('Connection terminated unexpectedly'), { code: '08006' });
-    const refusing = { $client: { query: () => Promise.reject(lost) }, insert: () => { throw lost; } } as unknown as DatabaseHandle['db'];
+    const refusing = { $client: lostPool(lost), insert: () => { throw lost; } } as unknown as DatabaseHandle['db'];
     const projection = createProjection(refusing);
     await expect(projection.projectTransition(transition('wf_lost', 1))).rejects.toBe(lost);
     await expect(

@@ -4,6 +4,7 @@ import type { DatabaseHandle } from '../../db/client';
 import { runs } from '../../db/schema';
 import { registrationsOf, RunRegistrations } from '../../activities/run-registrations';
 import type { RunStartedEvent } from '../../workflows/runtime/contract';
+import { lostPool } from '../support/lost-pool';
 import { openMigratedPglite } from '../support/pglite';
 
 describe('RunRegistrations (the API registering the runs it started)', () => {
@@ -154,14 +155,7 @@ describe('RunRegistrations (the API registering the runs it started)', () => {
   it('fails a whole batch at once when the database is gone, without trying its starts one by one', async () => {
     const lost = Object.assign(new Error('Connection terminated unexpectedly'), { code: '08006' });
     let statements = 0;
-    const gone = {
-      $client: {
-        query: () => {
-          statements++;
-          return Promise.reject(lost);
-        },
-      },
-    } as unknown as DatabaseHandle['db'];
+    const gone = { $client: lostPool(lost, () => statements++) } as unknown as DatabaseHandle['db'];
     const registrations = new RunRegistrations(gone);
     const outcomes = await Promise.allSettled(['wf_gone_1', 'wf_gone_2', 'wf_gone_3'].map((id) => registrations.projectRunStarted(start(id))));
     expect(outcomes.every((o) => o.status === 'rejected' && o.reason === lost)).toBe(true);
