@@ -98,16 +98,25 @@ async function main() {
   const lines: SummaryLine[] = outcomes.flatMap((o) => o.summary);
   const totalS = Math.round((performance.now() - t0) / 1000);
   const header = `${startedAt.toISOString().slice(0, 10)}, ${database}, BENCH_SCALE=${SCALE}, ${machine()}, ${totalS} s`;
-  printTable(
-    `Summary (${header})`,
-    lines.map((l) => ({ benchmark: l.benchmark, metric: l.metric, subject: l.subject, baseline: l.baseline, ratio: l.ratio, '95% interval': l.interval ?? '', target: l.target })),
-  );
+  // One row per summary line, for the printed table and the Markdown one alike.
+  const rows = lines.map((l) => ({
+    Benchmark: l.benchmark,
+    Metric: l.metric,
+    Subject: l.subject,
+    Baseline: l.baseline,
+    Ratio: l.ratio,
+    '95% interval': l.interval ?? '',
+    Target: l.target,
+  }));
+  printTable(`Summary (${header})`, rows);
+  const mdRow = (cells: unknown[]) => `| ${cells.join(' | ')} |`;
+  const columns = Object.keys(rows[0] ?? {});
   const md = [
     `Measured ${header}; command: \`${command(asked)}\``,
     '',
-    '| Benchmark | Metric | Subject | Baseline | Ratio | 95% interval | Target |',
-    '|---|---|---|---|---|---|---|',
-    ...lines.map((l) => `| ${l.benchmark} | ${l.metric} | ${l.subject} | ${l.baseline} | ${l.ratio} | ${l.interval ?? ''} | ${l.target} |`),
+    mdRow(columns),
+    mdRow(columns.map(() => '---')),
+    ...rows.map((r) => mdRow(Object.values(r))),
     '',
     ...(warnings.length ? ['Temporal warnings (worker log) during the run:', '', ...warnings.map((w) => `- ${w}`), ''] : []),
   ].join('\n');
