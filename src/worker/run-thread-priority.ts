@@ -6,7 +6,7 @@ import os from 'node:os';
  * workflow threads (unnamed Node workers, which Node names "WorkerThread") and the Rust core's
  * (its Tokio runtime and its workflow processing; Linux keeps the first 15 bytes of a name).
  */
-const RUN_THREAD_NAMES = new Set(['WorkerThread', 'tokio-runtime-w', 'workflow-proces']);
+export const RUN_THREAD_NAMES: readonly string[] = ['WorkerThread', 'tokio-runtime-w', 'workflow-proces'];
 
 /**
  * Where the API and the worker share a process (`main.js all` with RUN_THREADS_NICE set), lowers
@@ -27,7 +27,7 @@ export function lowerRunThreadPriority(nice: number): number {
     } catch {
       continue; // the thread ended meanwhile
     }
-    if (!RUN_THREAD_NAMES.has(name)) continue;
+    if (!RUN_THREAD_NAMES.includes(name)) continue;
     try {
       // On Linux, setpriority(PRIO_PROCESS, tid) sets that one thread's nice value.
       os.setPriority(Number(tid), nice);

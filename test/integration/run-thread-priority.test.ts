@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { stackEnv } from '../support/api';
 import { STACK_RUN_THREADS_NICE } from '../support/stack';
+import { RUN_THREAD_NAMES } from '../../src/worker/run-thread-priority';
 import { threadsOf } from '../support/threads';
 
 interface WorkerRunning {
@@ -34,7 +35,7 @@ const alive = (pid: number) => {
     const entry = running();
     expect(entry).toBeDefined();
     const threads = threadsOf(entry.pid);
-    const runThreads = threads.filter((t) => ['WorkerThread', 'tokio-runtime-w', 'workflow-proces'].includes(t.name));
+    const runThreads = threads.filter((t) => RUN_THREAD_NAMES.includes(t.name));
     if (stackEnv.split) {
       // A worker process of its own serves no requests: nothing to give way to.
       expect(entry.run_threads_lowered).toBe(0);
@@ -44,7 +45,7 @@ const alive = (pid: number) => {
     const nice = STACK_RUN_THREADS_NICE;
     expect(entry).toMatchObject({ run_threads_nice: nice });
     // All three kinds exist under these names: if the SDK renames one, this fails instead of the priority silently staying.
-    for (const name of ['WorkerThread', 'tokio-runtime-w', 'workflow-proces']) {
+    for (const name of RUN_THREAD_NAMES) {
       expect(runThreads.filter((t) => t.name === name).map((t) => t.nice)).toEqual(expect.arrayContaining([nice]));
     }
     expect(runThreads.every((t) => t.nice === nice)).toBe(true);

@@ -1,21 +1,14 @@
 /**
- * A stand-in for a pg Pool whose database is gone: each connection it hands out answers every
- * query with `lost`, as a connection to a Postgres that went away does. `onQuery` counts them.
+ * A stand-in for a pg Pool whose database is gone: it and each connection it hands out answer
+ * every query with `lost`, as a connection to a Postgres that went away does. `onQuery` counts them.
  */
 export function lostPool(lost: Error, onQuery: () => void = () => undefined) {
+  const query = () => {
+    onQuery();
+    return Promise.reject(lost);
+  };
   return {
-    query: () => {
-      onQuery();
-      return Promise.reject(lost);
-    },
-    connect: async () => ({
-      query: () => {
-        onQuery();
-        return Promise.reject(lost);
-      },
-      on: () => undefined,
-      removeListener: () => undefined,
-      release: () => undefined,
-    }),
+    query,
+    connect: async () => ({ query, on: () => undefined, removeListener: () => undefined, release: () => undefined }),
   };
 }
