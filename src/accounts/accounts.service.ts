@@ -187,38 +187,36 @@ export class AccountsService {
   }
 
   /**
-   * The password step. Locked keys are refused before any check; an unknown email costs the same
-   * scrypt time and counts the same failures as a wrong password, so nothing tells them apart.
+   * The password step. Each attempt counts as a failure before the password is checked (and is
+   * taken back if it was right), so a locked key, or a burst past the limit, gets no check at all;
+   * an unknown email costs the same scrypt time and counts the same as a wrong password, so
+   * nothing tells them apart.
    */
   async signIn(app: App, email: string, password: string, address: string, params: AuthorizeParams = {}): Promise<SignInOutcome> {
-    const keys = [accountKey(app.clientUuid, email), clientKey(address)];
-    const retryAfter = await this.throttle.retryAfter(keys);
-    if (retryAfter > 0) return { outcome: 'locked', retry_after: retryAfter };
+    const attempt = await this.throttle.attempt(accountKey(app.clientUuid, email), clientKey(address));
+    if (attempt.retryAfter > 0) return { outcome: 'locked', retry_after: attempt.retryAfter };
     const user = await this.byEmail(app, email);
     const ok = user ? await verifyPassword(password, user.passwordHash) : await verifyAgainstDecoy(password);
-    if (!user || !ok) {
-      await this.throttle.recordFailure(keys[0], keys[1]);
-      return { outcome: 'invalid' };
-    }
+    if (!user || !ok) return { outcome: 'invalid' };
     if (!user.emailVerifiedAt) {
+      await attempt.passed();
       await this.sendVerification(app, user, params);
       return { outcome: 'unverified' };
     }
-    if (user.totpConfirmedAt) return { outcome: 'second_factor', user };
-    await this.throttle.recordSuccess(keys[0]);
+    if (user.totpConfirmedAt) {
+      await attempt.passed();
+      return { outcome: 'second_factor', user };
+    }
+    await attempt.signedIn();
     return { outcome: 'signed_in', user };
   }
 
   /** The TOTP step of a sign-in, throttled like the password step. */
   async secondFactor(app: App, user: EndUser, code: unknown, address: string): Promise<SignInOutcome> {
-    const keys = [accountKey(app.clientUuid, user.email), clientKey(address)];
-    const retryAfter = await this.throttle.retryAfter(keys);
-    if (retryAfter > 0) return { outcome: 'locked', retry_after: retryAfter };
-    if (!(await this.totp.accept(user, code))) {
-      await this.throttle.recordFailure(keys[0], keys[1]);
-      return { outcome: 'invalid' };
-    }
-    await this.throttle.recordSuccess(keys[0]);
+    const attempt = await this.throttle.attempt(accountKey(app.clientUuid, user.email), clientKey(address));
+    if (attempt.retryAfter > 0) return { outcome: 'locked', retry_after: attempt.retryAfter };
+    if (!(await this.totp.accept(user, code))) return { outcome: 'invalid' };
+    await attempt.signedIn();
     return { outcome: 'signed_in', user };
   }
 

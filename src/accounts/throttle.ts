@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, gt, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { signInThrottle } from '../../db/schema';
 
@@ -22,6 +22,14 @@ export const mailKey = (clientUuid: string, email: string) => `mail:${clientUuid
 /** Registrations tried from one client address. */
 export const registrationKey = (address: string) => `register:${address}`;
 
+/** One event counted under a key: how many its window holds now, including this one. */
+export interface Counted {
+  key: string;
+  events: number;
+  windowStartedAt: Date;
+  lockedUntil: Date | null;
+}
+
 /** Events counted per key in a fixed window of `windowSeconds`; the max-th locks the key for as long. */
 export class KeyedLimiter {
   constructor(
@@ -34,14 +42,15 @@ export class KeyedLimiter {
     let latest = 0;
     for (const key of keys) {
       const [row] = await this.db.select({ lockedUntil: signInThrottle.lockedUntil }).from(signInThrottle).where(eq(signInThrottle.key, key));
-      if (row?.lockedUntil && row.lockedUntil > now) latest = Math.max(latest, Math.ceil((row.lockedUntil.getTime() - now.getTime()) / 1000));
+      latest = Math.max(latest, secondsUntil(row?.lockedUntil, now));
     }
     return latest;
   }
 
-  /** One atomic upsert, so concurrent events are all counted. */
-  async count(key: string, max: number, now = new Date()): Promise<void> {
-    await this.upsert(key, max, now);
+  /** One atomic upsert, so concurrent events are all counted, each seeing the count it made. */
+  async count(key: string, max: number, now = new Date()): Promise<Counted> {
+    const [row] = await this.upsert(key, max, now);
+    return { key, ...row };
   }
 
   /**
@@ -50,9 +59,23 @@ export class KeyedLimiter {
    * all pass a check made before any of them counted.
    */
   async take(key: string, max: number, now = new Date()): Promise<number> {
-    const [row] = await this.upsert(key, max, now);
-    if (row.events <= max) return 0;
-    return Math.max(1, Math.ceil((row.windowStartedAt.getTime() + this.windowSeconds * 1000 - now.getTime()) / 1000));
+    const { events, windowStartedAt } = await this.count(key, max, now);
+    if (events <= max) return 0;
+    return Math.max(1, Math.ceil((windowStartedAt.getTime() + this.windowSeconds * 1000 - now.getTime()) / 1000));
+  }
+
+  /**
+   * Takes back an event counted by `count`, if its window is still the key's: the count drops by
+   * one, and so does the lock when the count falls below `max` again.
+   */
+  async uncount({ key, windowStartedAt }: Counted, max: number): Promise<void> {
+    await this.db
+      .update(signInThrottle)
+      .set({
+        failures: sql`${signInThrottle.failures} - 1`,
+        lockedUntil: sql`CASE WHEN ${signInThrottle.failures} - 1 < ${max} THEN NULL ELSE ${signInThrottle.lockedUntil} END`,
+      })
+      .where(and(eq(signInThrottle.key, key), eq(signInThrottle.windowStartedAt, windowStartedAt), gt(signInThrottle.failures, 0)));
   }
 
   private upsert(key: string, max: number, now: Date) {
@@ -60,6 +83,8 @@ export class KeyedLimiter {
     const lockEnd = new Date(now.getTime() + this.windowSeconds * 1000);
     const stale = sql`${signInThrottle.windowStartedAt} <= ${windowStart.toISOString()}::timestamptz`;
     const events = sql`CASE WHEN ${stale} THEN 1 ELSE ${signInThrottle.failures} + 1 END`;
+    // A lock in force is not moved by the events refused during it.
+    const unlocked = sql`(${signInThrottle.lockedUntil} IS NULL OR ${signInThrottle.lockedUntil} <= ${now.toISOString()}::timestamptz)`;
     return this.db
       .insert(signInThrottle)
       .values({ key, failures: 1, windowStartedAt: now, lockedUntil: max <= 1 ? lockEnd : null })
@@ -68,10 +93,10 @@ export class KeyedLimiter {
         set: {
           failures: events,
           windowStartedAt: sql`CASE WHEN ${stale} THEN ${now.toISOString()}::timestamptz ELSE ${signInThrottle.windowStartedAt} END`,
-          lockedUntil: sql`CASE WHEN ${events} >= ${max} THEN ${lockEnd.toISOString()}::timestamptz ELSE ${signInThrottle.lockedUntil} END`,
+          lockedUntil: sql`CASE WHEN ${events} >= ${max} AND ${unlocked} THEN ${lockEnd.toISOString()}::timestamptz ELSE ${signInThrottle.lockedUntil} END`,
         },
       })
-      .returning({ events: signInThrottle.failures, windowStartedAt: signInThrottle.windowStartedAt });
+      .returning({ events: signInThrottle.failures, windowStartedAt: signInThrottle.windowStartedAt, lockedUntil: signInThrottle.lockedUntil });
   }
 
   async clear(key: string): Promise<void> {
@@ -79,7 +104,29 @@ export class KeyedLimiter {
   }
 }
 
-/** Failed sign-ins counted per key in a fixed window; reaching the maximum locks the key for lockSeconds. */
+function secondsUntil(until: Date | null | undefined, now: Date): number {
+  return until && until > now ? Math.ceil((until.getTime() - now.getTime()) / 1000) : 0;
+}
+
+/**
+ * A sign-in attempt (a password or a code) counted as failed before it is checked: refused when
+ * `retryAfter` > 0, otherwise checked, and then settled if it was not a failure.
+ */
+export interface SignInAttempt {
+  /** Seconds until the lock that refused it ends; 0 for an attempt that may be checked. */
+  retryAfter: number;
+  /** The secret was right but the sign-in goes on (a second factor, an unverified email): not a failure. */
+  passed(): Promise<void>;
+  /** Signed in: not a failure, and its account's count is cleared. */
+  signedIn(): Promise<void>;
+}
+
+/**
+ * Failed sign-ins counted per key in a fixed window; reaching the maximum locks the key for
+ * lockSeconds. Each attempt is counted before its secret is checked and taken back once it
+ * proves right: counted only after the check, every attempt of a concurrent burst would pass
+ * the lock check while scrypt ran for the others, and a burst could try any number of passwords.
+ */
 export class SignInThrottle {
   private readonly limiter: KeyedLimiter;
 
@@ -90,18 +137,39 @@ export class SignInThrottle {
     this.limiter = new KeyedLimiter(db, limits.lockSeconds);
   }
 
-  /** Seconds until the latest lock among these keys ends; 0 when none is locked. */
-  retryAfter(keys: string[], now = new Date()): Promise<number> {
-    return this.limiter.retryAfter(keys, now);
+  /**
+   * Counts an attempt against its account and its client address. Refused, counted nowhere, when
+   * either is locked or the attempt is past either maximum; the max-th attempt locks its key
+   * until it proves right.
+   */
+  async attempt(account: string, client: string, now = new Date()): Promise<SignInAttempt> {
+    const locked = await this.limiter.retryAfter([account, client], now);
+    if (locked > 0) return refused(locked);
+    const counted: Array<[Counted, number]> = [];
+    const uncount = () => Promise.all(counted.map(([c, max]) => this.limiter.uncount(c, max))).then(() => undefined);
+    for (const [key, max] of [
+      [account, this.limits.maxFailuresPerAccount],
+      [client, this.limits.maxFailuresPerClient],
+    ] as const) {
+      const c = await this.limiter.count(key, max, now);
+      counted.push([c, max]);
+      if (c.events > max) {
+        await uncount();
+        return refused(Math.max(1, secondsUntil(c.lockedUntil, now)));
+      }
+    }
+    return {
+      retryAfter: 0,
+      passed: uncount,
+      signedIn: async () => {
+        await uncount();
+        await this.limiter.clear(account);
+      },
+    };
   }
+}
 
-  async recordFailure(account: string, client: string, now = new Date()): Promise<void> {
-    await this.limiter.count(account, this.limits.maxFailuresPerAccount, now);
-    await this.limiter.count(client, this.limits.maxFailuresPerClient, now);
-  }
-
-  /** A successful sign-in clears its account's count; the address's stays, so one good account cannot reset it. */
-  recordSuccess(account: string): Promise<void> {
-    return this.limiter.clear(account);
-  }
+function refused(retryAfter: number): SignInAttempt {
+  const nothing = () => Promise.resolve();
+  return { retryAfter, passed: nothing, signedIn: nothing };
 }

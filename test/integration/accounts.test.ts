@@ -381,6 +381,19 @@ describe('sign-in throttling', () => {
     expect((await signIn(browser, await verifiedAccount(), PASSWORD)).answer.status).toBe(302);
   });
 
+  it('checks at most 10 passwords of a concurrent burst against one account', async () => {
+    const email = await verifiedAccount();
+    const attacker = new Browser('127.0.0.9');
+    const form = await attacker.get(signInPath(authorizeParams().query));
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => attacker.submit(form.body, '/sign-in', { email, password: `guess ${i} 123456` })),
+    );
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 400)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(20);
+    expect((await signIn(new Browser('127.0.0.10'), email, PASSWORD)).answer.status).toBe(429);
+  });
+
   it('locks a client address after 50 failures across accounts', async () => {
     const email = await verifiedAccount();
     const attacker = new Browser('127.0.0.7');

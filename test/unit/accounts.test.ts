@@ -186,41 +186,69 @@ describe('sign-in throttle and the account limits (KeyedLimiter)', () => {
   });
   afterAll(() => database.close());
 
-  it('locks a key after its maximum failures in the window, for the lock time', async () => {
+  const waits = (attempts: Array<{ retryAfter: number }>) => attempts.map((a) => a.retryAfter);
+
+  it('locks a key after its maximum failures in the window, for the lock time, however often it is tried meanwhile', async () => {
     const throttle = new SignInThrottle(database.db, { maxFailuresPerAccount: 3, maxFailuresPerClient: 5, lockSeconds: 60 });
     const account = accountKey('app-1', 'ada@example.com');
     const client = clientKey('10.0.0.1');
     const t0 = new Date('2026-01-01T00:00:00Z');
-    for (let i = 0; i < 2; i++) await throttle.recordFailure(account, client, t0);
-    expect(await throttle.retryAfter([account, client], t0)).toBe(0);
-    await throttle.recordFailure(account, client, t0);
-    expect(await throttle.retryAfter([account, client], t0)).toBe(60);
-    expect(await throttle.retryAfter([account, client], new Date(t0.getTime() + 45_000))).toBe(15);
-    expect(await throttle.retryAfter([accountKey('app-1', 'bob@example.com'), client], t0)).toBe(0);
-    expect(await throttle.retryAfter([account], new Date(t0.getTime() + 60_000))).toBe(0);
+    const at = (s: number) => new Date(t0.getTime() + s * 1000);
+    for (let i = 0; i < 3; i++) expect((await throttle.attempt(account, client, t0)).retryAfter).toBe(0);
+    expect((await throttle.attempt(account, client, t0)).retryAfter).toBe(60);
+    expect((await throttle.attempt(account, client, at(45))).retryAfter).toBe(15);
+    // The refused attempts were counted nowhere: the address has 3 of its 5.
+    expect((await throttle.attempt(accountKey('app-1', 'bob@example.com'), client, at(50))).retryAfter).toBe(0);
+    expect((await throttle.attempt(account, client, at(60))).retryAfter).toBe(0);
   });
 
   it('locks the client address across accounts, and a success clears only its account', async () => {
     const throttle = new SignInThrottle(database.db, { maxFailuresPerAccount: 3, maxFailuresPerClient: 4, lockSeconds: 60 });
     const client = clientKey('10.0.0.2');
     const t0 = new Date('2026-01-01T00:00:00Z');
-    for (const who of ['a', 'b', 'c']) await throttle.recordFailure(accountKey('app-1', who), client, t0);
-    await throttle.recordSuccess(accountKey('app-1', 'a'));
-    expect(await throttle.retryAfter([client], t0)).toBe(0);
-    await throttle.recordFailure(accountKey('app-1', 'd'), client, t0);
-    expect(await throttle.retryAfter([accountKey('app-1', 'e'), client], t0)).toBe(60);
+    for (const who of ['a', 'b', 'c']) await throttle.attempt(accountKey('app-1', who), client, t0);
+    const right = await throttle.attempt(accountKey('app-1', 'a'), client, t0);
+    expect(right.retryAfter).toBe(0);
+    await right.signedIn();
+    expect((await throttle.attempt(accountKey('app-1', 'd'), client, t0)).retryAfter).toBe(0);
+    expect((await throttle.attempt(accountKey('app-1', 'e'), client, t0)).retryAfter).toBe(60);
+    // a's count was cleared: three attempts of its own again before its lock, had the address allowed them.
+    const fresh = new SignInThrottle(database.db, { maxFailuresPerAccount: 3, maxFailuresPerClient: 4, lockSeconds: 60 });
+    expect(waits(await Promise.all([1, 2, 3].map((i) => fresh.attempt(accountKey('app-1', 'a'), clientKey(`10.0.1.${i}`), t0))))).toEqual([0, 0, 0]);
   });
 
   it('starts a new window once the old one has passed', async () => {
     const throttle = new SignInThrottle(database.db, { maxFailuresPerAccount: 2, maxFailuresPerClient: 100, lockSeconds: 60 });
     const account = accountKey('app-2', 'ada@example.com');
     const t0 = new Date('2026-01-01T00:00:00Z');
-    await throttle.recordFailure(account, clientKey('10.0.0.3'), t0);
+    await throttle.attempt(account, clientKey('10.0.0.3'), t0);
     const later = new Date(t0.getTime() + 61_000);
-    await throttle.recordFailure(account, clientKey('10.0.0.3'), later);
-    expect(await throttle.retryAfter([account], later)).toBe(0);
-    await throttle.recordFailure(account, clientKey('10.0.0.3'), later);
-    expect(await throttle.retryAfter([account], later)).toBe(60);
+    expect((await throttle.attempt(account, clientKey('10.0.0.3'), later)).retryAfter).toBe(0);
+    expect((await throttle.attempt(account, clientKey('10.0.0.3'), later)).retryAfter).toBe(0);
+    expect((await throttle.attempt(account, clientKey('10.0.0.3'), later)).retryAfter).toBe(60);
+  });
+
+  it('lets only the maximum of a concurrent burst be checked, counting each before its check', async () => {
+    const throttle = new SignInThrottle(database.db, { maxFailuresPerAccount: 5, maxFailuresPerClient: 100, lockSeconds: 60 });
+    const burst = await Promise.all(Array.from({ length: 20 }, () => throttle.attempt(accountKey('app-3', 'ada@example.com'), clientKey('10.0.0.4'))));
+    expect(waits(burst).filter((w) => w === 0)).toHaveLength(5);
+    expect(waits(burst).filter((w) => w >= 59)).toHaveLength(15);
+  });
+
+  it('takes back an attempt that was right, and the lock its count had set', async () => {
+    const throttle = new SignInThrottle(database.db, { maxFailuresPerAccount: 3, maxFailuresPerClient: 100, lockSeconds: 60 });
+    const account = accountKey('app-4', 'ada@example.com');
+    const client = clientKey('10.0.0.5');
+    const t0 = new Date('2026-01-01T00:00:00Z');
+    await throttle.attempt(account, client, t0);
+    await throttle.attempt(account, client, t0);
+    const third = await throttle.attempt(account, client, t0);
+    expect(third.retryAfter).toBe(0);
+    // While the third is checked its key is locked: it is the last one the window allows.
+    expect((await throttle.attempt(account, client, t0)).retryAfter).toBe(60);
+    await third.passed();
+    expect((await throttle.attempt(account, client, t0)).retryAfter).toBe(0);
+    expect((await throttle.attempt(account, client, t0)).retryAfter).toBe(60);
   });
 
   it('takes max events a window per key, then refuses until its window has passed', async () => {
