@@ -2,8 +2,8 @@ import 'reflect-metadata';
 import type { IncomingMessage } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
-import { json } from 'express';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
+import express, { json } from 'express';
 import pinoHttp from 'pino-http';
 import { absolutePath as swaggerUiAssets } from 'swagger-ui-dist';
 import { AppModule, type AppDependencies } from './app.module';
@@ -26,7 +26,10 @@ const withRouteAndOrganization = (req: IncomingMessage, line: object) => ({
 
 /** Builds the HTTP API (not yet listening). */
 export async function createApi(deps: AppDependencies): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(deps), {
+  // Paths are case-sensitive (RFC 3986), as the OpenAPI document, the 405 check and every path
+  // compared in the middleware take them; set before Express builds its router, which reads it once.
+  const instance = express().set('case sensitive routing', true);
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(deps), new ExpressAdapter(instance), {
     logger: new NestPinoLogger(deps.logger),
     bodyParser: false,
   });

@@ -12,9 +12,7 @@ import type { Request } from 'express';
 import { AuthGuard } from '../auth/auth.guard';
 import type { Principal } from '../auth/principal';
 import { ApiError } from '../common/api-error';
-
-/** The public webhook ingress routes (generic and payments): no token, rate-limited per endpoint. */
-export const INGRESS_PATH = /^\/api\/hooks\/(r|payments)\/[^/]+\/?$/;
+import { requestKind } from './request-limit';
 
 /** The endpoint (or payments connection) an ingress request posts to, as its route names it. */
 export const ingressEndpoint = (params: Record<string, unknown>) => String(params.endpoint_uuid ?? params.connection_uuid).toLowerCase();
@@ -38,7 +36,7 @@ export class AccessGuard extends ThrottlerGuard {
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     await this.auth.canActivate(context);
     const req = context.switchToHttp().getRequest<Request & { principal?: Principal }>();
-    if (!req.principal && !(req.method === 'POST' && INGRESS_PATH.test(req.path))) return true;
+    if (!req.principal && requestKind(context) !== 'ingress') return true;
     return super.canActivate(context);
   }
 

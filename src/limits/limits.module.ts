@@ -1,4 +1,4 @@
-import { type ExecutionContext, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { type ThrottlerOptions, ThrottlerModule } from '@nestjs/throttler';
 import type { Request } from 'express';
@@ -6,24 +6,15 @@ import { AuthModule } from '../auth/auth.module';
 import type { Principal } from '../auth/principal';
 import { CONFIG } from '../common/di';
 import type { AppConfig } from '../config';
-import { AccessGuard, ingressEndpoint, INGRESS_PATH } from './access.guard';
+import { AccessGuard, ingressEndpoint } from './access.guard';
+import { type RequestKind, requestKind } from './request-limit';
 
 type Authed = Request & { principal: Principal };
 
 const MINUTE_MS = 60_000;
 
-type RequestKind = 'start' | 'read' | 'ingress';
-
-/**
- * Starting work costs more than reading it: starts and retries have their own, lower limits. The
- * webhook ingress carries no token: it is limited per endpoint.
- */
-function requestKind(context: ExecutionContext): RequestKind {
-  const req = context.switchToHttp().getRequest<Request>();
-  if (req.method === 'POST' && INGRESS_PATH.test(req.path)) return 'ingress';
-  return req.method === 'POST' && /^\/api\/workflows\/(start|[^/]+\/retry)$/.test(req.path) ? 'start' : 'read';
-}
-
+// Starting work costs more than reading it: starts and retries have their own, lower limits (the
+// handlers marked @RequestLimit). The webhook ingress carries no token: it is limited per endpoint.
 function throttler(name: string, limit: number, kind: RequestKind, track: (req: Request) => string): ThrottlerOptions {
   return {
     name,

@@ -4,6 +4,7 @@ import { Public } from '../auth/principal';
 import { StorableTextPipe } from '../common/storable-text.pipe';
 import { PaymentsIngressService } from './payments-ingress.service';
 import type { RawBodyRequest } from '../common/raw-body';
+import { RequestLimit } from '../limits/request-limit';
 
 /** The provider's endpoint for an organization's payments connection: authenticated by the signature alone. */
 @Controller('hooks/payments')
@@ -13,6 +14,7 @@ export class PaymentsIngressController {
 
   @Public()
   @Post(':connection_uuid')
+  @RequestLimit('ingress')
   @HttpCode(202)
   async receive(
     @Param('connection_uuid') connectionUuid: string,

@@ -8,6 +8,7 @@ import { DatabaseCheck } from './database-check';
 import { RunStreamService } from './run-stream.service';
 import { RunsService } from './runs.service';
 import { type StartBody, startBodySchema } from './start-body';
+import { RequestLimit } from '../limits/request-limit';
 
 @Controller('workflows')
 // End users start exposed types and read their own runs only (RunsService).
@@ -22,6 +23,7 @@ export class RunsController {
   ) {}
 
   @Post('start')
+  @RequestLimit('start')
   async start(
     @CurrentPrincipal() principal: Principal,
     @Body({ schema: startBodySchema }) body: StartBody,
@@ -67,6 +69,7 @@ export class RunsController {
   }
 
   @Post(':id/retry')
+  @RequestLimit('start')
   @HttpCode(200)
   retry(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     return this.runs.retry(id, principal);

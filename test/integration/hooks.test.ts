@@ -407,10 +407,13 @@ describe('the public ingress', () => {
       return ((await res.json()) as { endpoint_uuid: string }).endpoint_uuid;
     };
     const [one, two] = [await create(), await create()];
-    const ingress = (id: string) => fetch(`${extra.url}/api/hooks/r/${id}`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(5_000) });
+    const ingress = (id: string, route = `/api/hooks/r/${id}`) => fetch(`${extra.url}${route}`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(5_000) });
     expect((await ingress(one)).status).toBe(202);
+    // Paths are case-sensitive: no route, no event.
+    expect((await ingress(one, `/api/Hooks/r/${one}`)).status).toBe(404);
     expect((await ingress(one)).status).toBe(202);
-    const limited = await ingress(one);
+    // A trailing slash reaches the same handler, and so the same limit.
+    const limited = await ingress(one, `/api/hooks/r/${one}/`);
     expect(limited.status).toBe(429);
     expect(((await limited.json()) as any).error.details).toMatchObject({ scope: 'ingress-endpoint', limit: 2 });
     expect((await ingress(two)).status).toBe(202);

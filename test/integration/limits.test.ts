@@ -58,15 +58,18 @@ describe('rate limits (an API process with tiny limits)', () => {
     expect(((await orgLimited.json()) as any).error.details.scope).toBe('reads-org');
   });
 
-  it('limits starts separately from reads', async () => {
-    const start = () =>
-      call('/api/workflows/start', first, {
+  it('limits starts separately from reads, however the path is spelled', async () => {
+    const start = (path = '/api/workflows/start') =>
+      call(path, first, {
         workflow_type: 'esign.resources.get-resource-information',
         initial_data: { base_url: 'https://esign.invalid/api' },
       });
     expect((await start()).status).toBe(201);
+    // Paths are case-sensitive: this one is no route, so it starts nothing and counts nowhere.
+    expect((await start('/api/Workflows/Start')).status).toBe(404);
     expect((await start()).status).toBe(201);
-    const limited = await start();
+    // A trailing slash reaches the same handler, and so the same limit.
+    const limited = await start('/api/workflows/start/');
     expect(limited.status).toBe(429);
     expect(((await limited.json()) as any).error.details.scope).toBe('starts-token');
   });
