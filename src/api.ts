@@ -16,6 +16,7 @@ import { NestPinoLogger } from './nest-logger';
 import { httpSpans } from './telemetry/http-spans';
 import { openApiDocument } from './openapi/document';
 import { rawBody } from './common/raw-body';
+import { JSON_BODY_TYPES, markUnparsedBody } from './common/unparsed-body';
 
 /** Added when the response is done: routing has matched by then (the `req` serializer runs at the request's start). */
 const withRouteAndOrganization = (req: IncomingMessage, line: object) => ({
@@ -58,8 +59,9 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
   app.use(appCors(deps.identity.appOrigins, (path) => path.startsWith('/api/temporal-codec')));
   app.use(methodNotAllowed(openApiDocument()));
   app.use(['/api/hooks/payments', '/api/hooks/r'], rawBody(deps.config.bodyLimitBytes));
-  app.use(json({ limit: deps.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
+  app.use(json({ limit: deps.config.bodyLimitBytes, type: JSON_BODY_TYPES }));
   app.use(bodyParserErrors(new Set(['/api/auth/end-user/token'])));
+  app.use('/api', markUnparsedBody);
   app.use(bodyDepthLimit(deps.config.limits.bodyMaxDepth));
   app.useStaticAssets(swaggerUiAssets(), { prefix: '/api/docs/assets' });
   return app;

@@ -3,6 +3,7 @@ import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { z } from 'zod';
 import { fieldProblems } from '../../workflows/runtime/field-problems';
 import { validationFailed } from './api-error';
+import { refuseUnparsedBody } from './unparsed-body';
 
 export { fieldProblems as zodProblems };
 
@@ -15,6 +16,7 @@ export { fieldProblems as zodProblems };
 @Injectable()
 export class SchemaValidationPipe extends StandardSchemaValidationPipe {
   protected override async validate<T = unknown>(value: unknown, schema: StandardSchemaV1, options?: Record<string, unknown>) {
+    refuseUnparsedBody(value);
     const result = await super.validate<T>(value, schema, options);
     // zod is the only schema library here: its Standard Schema issues are its own issue objects.
     if (result.issues) throw validationFailed(fieldProblems({ issues: result.issues as z.core.$ZodIssue[] }, value));

@@ -90,8 +90,8 @@ const authenticated = {
     content: errorContent,
   },
 };
-/** Routes with a JSON body: 400 malformed_json, 413 payload_too_large. */
-const withBody = errors(400, 413);
+/** Routes with a JSON body: 400 malformed_json, 413 payload_too_large, 415 unsupported_media_type (a body that is not JSON). */
+const withBody = errors(400, 413, 415);
 
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
 const uuidParam = { name: 'uuid', in: 'path', required: true, schema: { type: 'string' } };
@@ -735,8 +735,35 @@ export function buildOpenApiDocument() {
   };
   for (const [path, operations] of Object.entries(document.paths)) {
     if (!path.startsWith('/api/temporal-codec/')) declareNoNul(operations);
+    declareEndUserForbidden(operations);
   }
   return document;
+}
+
+/** The operations an end-user token may call (@AllowEndUsers; test/unit/openapi-end-users.test.ts holds them to the controllers). */
+const END_USER_OPERATIONS: ReadonlySet<string> = new Set([
+  'getMe',
+  'listWorkflowTypes',
+  'getWorkflowType',
+  'getWorkflowTypeSchema',
+  'startRun',
+  'listRuns',
+  'getRun',
+  'getRunHistory',
+  'streamRun',
+  'cancelRun',
+  'retryRun',
+  'enrolEndUserTotp',
+  'confirmEndUserTotp',
+  'removeEndUserTotp',
+]);
+
+/** Every other operation that takes a token answers an end user's 403 end_user_forbidden (AuthGuard). */
+function declareEndUserForbidden(operations: Record<string, any>) {
+  for (const operation of Object.values(operations)) {
+    if (!operation.responses?.['401'] || END_USER_OPERATIONS.has(operation.operationId)) continue;
+    operation.responses['403'] ??= { description: 'an end-user token: this route is for organization members (end_user_forbidden)', content: errorContent };
+  }
 }
 
 const NO_NUL = '^[^\\u0000]*$';

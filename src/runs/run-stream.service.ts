@@ -74,7 +74,8 @@ export class RunStreamService implements OnModuleDestroy {
         session.push({ seq, from, to, action, at }, 'transition', String(seq));
       },
       end: (run) => {
-        this.pushEnd(session, runView(run), String(subscriber.seen));
+        // A Last-Event-ID past the end (any number of digits is taken) is not an id this stream sent.
+        this.pushEnd(session, runView(run), String(Math.min(subscriber.seen, run.lastSeq)));
         unsubscribe();
         res.end();
       },

@@ -95,7 +95,8 @@ export class RunsService {
       const existing = await this.findRun(entry.workflowId, org);
       if (existing) return { result: startResult(existing), replayed: true };
     }
-    return { result: await this.launch(def, body, principal, entry.workflowId, databaseDown), replayed: false };
+    // Not the request that claimed the key: a concurrent duplicate, or the repeat of one that failed.
+    return { result: await this.launch(def, body, principal, entry.workflowId, databaseDown), replayed: !claimed.length };
   }
 
   /** Everything a start is validated on (422 naming each field), before anything starts; also for a schedule's runs. */

@@ -14,14 +14,19 @@ export type Overlap = keyof typeof OVERLAP_POLICIES;
 
 const MAX_INTERVAL_SECONDS = 366 * 24 * 60 * 60;
 
-/** Whether the runtime knows the IANA zone: Temporal would otherwise refuse it only at create. */
+/**
+ * Whether the runtime knows the IANA zone: Temporal would otherwise refuse it only at create.
+ * Intl takes a name in any letter case, Temporal only as spelled in the tz database: a name
+ * Intl resolves to the same letters in another case is refused.
+ */
 export function isTimeZone(name: string): boolean {
+  let resolved: string;
   try {
-    new Intl.DateTimeFormat('en', { timeZone: name });
-    return true;
+    resolved = new Intl.DateTimeFormat('en', { timeZone: name }).resolvedOptions().timeZone;
   } catch {
     return false;
   }
+  return resolved === name || resolved.toLowerCase() !== name.toLowerCase();
 }
 
 /** POST /schedules' body: what a start takes, plus when and how the runs are started. */
@@ -35,7 +40,7 @@ export const scheduleBodySchema = z
       .string()
       .min(1)
       .max(100)
-      .refine(isTimeZone, { message: 'must be an IANA time zone name, e.g. Europe/Berlin', params: { rule: 'timezone' } })
+      .refine(isTimeZone, { message: 'must be an IANA time zone name, spelled as in the tz database, e.g. Europe/Berlin', params: { rule: 'timezone' } })
       .default('UTC'),
     overlap: z.enum(Object.keys(OVERLAP_POLICIES) as [Overlap, ...Overlap[]]).default('skip'),
     paused: z.boolean().default(false),

@@ -163,8 +163,10 @@ function refusedSpec(err: unknown, body: ScheduleBody) {
   const grpc = (err as { cause?: unknown })?.cause;
   const refused = err instanceof TypeError || (isGrpcServiceError(grpc) && grpc.code === GRPC_INVALID_ARGUMENT);
   if (!refused) return undefined;
+  const message = `Temporal refused it: ${(err as Error).message}`;
+  if (/time ?zone/i.test(message)) return validationFailed([{ field: 'timezone', rule: 'timezone', message }]);
   const field = body.cron !== undefined ? 'cron' : 'interval_seconds';
-  return validationFailed([{ field, rule: 'schedule_spec', message: `Temporal refused it: ${(err as Error).message}` }]);
+  return validationFailed([{ field, rule: 'schedule_spec', message }]);
 }
 
 /** A schedule deleted in Temporal behind the API's back (the UI, the CLI) is left out of the list. */

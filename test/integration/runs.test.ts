@@ -183,6 +183,15 @@ describe('POST /api/workflows/start', () => {
       expect(res.body).toEqual({ error: { code: 'malformed_json', message: expect.any(String), details: null } });
     });
 
+    it('a JSON body sent as another media type: 415 unsupported_media_type, nothing started', async () => {
+      const body = JSON.stringify({ workflow_type: RESOURCES, initial_data: resourcesInput() });
+      for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
+        const res = await api('/api/workflows/start', { token: org.token, rawBody: body, headers: { 'content-type': type } });
+        expect(res.status).toBe(415);
+        expect(res.body).toEqual({ error: { code: 'unsupported_media_type', message: expect.stringContaining('application/json'), details: null } });
+      }
+    });
+
     it('a body over 1 MiB: 413 payload_too_large (exactly 1 MiB is still read)', async () => {
       const head = `{"workflow_type":"${RESOURCES}","initial_data":{"base_url":"${stackEnv.esignUrl}","pad":"`;
       const tail = '"}}';
@@ -289,6 +298,16 @@ describe('Idempotency-Key', () => {
     const b2 = await start(body, stackEnv.tokenB, { 'idempotency-key': key });
     expect([a2.body.workflow_id, b2.body.workflow_id]).toEqual([a.body.workflow_id, b.body.workflow_id]);
     expect([a2.headers.get('idempotent-replayed'), b2.headers.get('idempotent-replayed')]).toEqual(['true', 'true']);
+  });
+
+  it('concurrent duplicates: one run, and every answer but the one that claimed the key says replayed', async () => {
+    const org = freshOrg('idem-race');
+    const body = { workflow_type: RESOURCES, initial_data: resourcesInput() };
+    const answers = await Promise.all(Array.from({ length: 5 }, () => start(body, org.token, { 'idempotency-key': 'race-1' })));
+    expect(answers.map((a) => a.status)).toEqual(Array(5).fill(201));
+    expect(new Set(answers.map((a) => a.body.workflow_id)).size).toBe(1);
+    expect(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true')).toHaveLength(4);
+    expect(await listAll(org.token)).toHaveLength(1);
   });
 
   it('a malformed key is a 422 and starts nothing', async () => {

@@ -73,6 +73,9 @@ describe('POST /api/schedules', () => {
     ['both cron and interval_seconds', { cron: '* * * * *', interval_seconds: 60 }, ['cron', 'interval_seconds'], 'exactly_one_of'],
     ['neither cron nor interval_seconds', {}, ['cron', 'interval_seconds'], 'exactly_one_of'],
     ['an unknown time zone', { interval_seconds: 60, timezone: 'Mars/Olympus' }, ['timezone'], 'timezone'],
+    ['a time zone spelled in another case', { interval_seconds: 60, timezone: 'europe/berlin' }, ['timezone'], 'timezone'],
+    // Intl knows it (an alias, in another case); only Temporal refuses it, and the refusal names the zone.
+    ['an alias spelled in another case', { interval_seconds: 60, timezone: 'Etc/utc' }, ['timezone'], 'timezone'],
     ['a cron Temporal cannot parse', { cron: 'every so often' }, ['cron'], 'schedule_spec'],
     ['an interval of 0', { interval_seconds: 0 }, ['interval_seconds'], 'minimum'],
     ['an unknown overlap', { interval_seconds: 60, overlap: 'sometimes' }, ['overlap'], 'invalid_value'],

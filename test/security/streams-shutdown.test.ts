@@ -84,6 +84,10 @@ describe('Last-Event-ID', () => {
     const stream = await readStream(id, { lastEventId: '9'.repeat(400), timeoutMs: 15_000 });
     expect(stream.status).toBe(200);
     expect(stream.events.map((e) => e.event)).toEqual(['completed']);
+    // Its id is the run's last seq, as for any end event, not the number the client sent.
+    const full = await readStream(id, { timeoutMs: 15_000 });
+    expect(stream.events[0].id).toBe(full.events.at(-1)!.id);
+    expect(Number(stream.events[0].id)).toBeLessThan(100);
   });
 
   it.each([

@@ -34,7 +34,7 @@ describe('schedule body', () => {
     const body = { ...base, interval_seconds: 60, timezone: 'Nowhere/Atlantis' };
     const parsed = scheduleBodySchema.safeParse(body);
     expect(fieldProblems(parsed.error!, body)).toEqual([
-      { field: 'timezone', rule: 'timezone', message: 'must be an IANA time zone name, e.g. Europe/Berlin' },
+      { field: 'timezone', rule: 'timezone', message: 'must be an IANA time zone name, spelled as in the tz database, e.g. Europe/Berlin' },
     ]);
   });
 
@@ -42,6 +42,11 @@ describe('schedule body', () => {
     expect(isTimeZone('Europe/Berlin')).toBe(true);
     expect(isTimeZone('UTC')).toBe(true);
     expect(isTimeZone('Europe/Nowhere')).toBe(false);
+  });
+
+  it('takes aliases as spelled in the tz database, and no name in another letter case (Temporal refuses those)', () => {
+    for (const alias of ['Etc/UTC', 'US/Pacific', 'Asia/Calcutta', 'GMT']) expect(isTimeZone(alias)).toBe(true);
+    for (const miscased of ['europe/berlin', 'utc', 'EUROPE/BERLIN']) expect(isTimeZone(miscased)).toBe(false);
   });
 });
 
