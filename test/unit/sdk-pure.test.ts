@@ -60,6 +60,12 @@ describe('binding names', () => {
     expect(bindingPath('acme.2fa.send_code')).toEqual(['acme', '_2fa', 'sendCode']);
   });
 
+  it('type names are already in the form json-schema-to-typescript declares them', () => {
+    expect(typeName('virtual.daaa9a67-a790-4301-b761-5ab20dd21002@1')).toBe('VirtualDaaa9A67A7904301B7615Ab20Dd210021');
+    expect(typeName('acme.2fa.send_code')).toBe('Acme2FaSendCode');
+    expect(typeName('3d.render')).toBe('_3DRender');
+  });
+
   it('nests types by namespace and refuses a type that is also a namespace', () => {
     expect(bindingTree(['a.b.c-d', 'a.e'])).toEqual({ a: { b: { cD: 'a.b.c-d' }, e: 'a.e' } });
     expect(() => bindingTree(['a.b', 'a.b.c'])).toThrow(/namespace/);

@@ -55,6 +55,16 @@ def test_me_and_plugins_sync(client: WorkflowEngine) -> None:
     assert client.health().status == "ok"
 
 
+def test_a_base_url_ending_in_api_sync(stack: Stack) -> None:
+    with WorkflowEngine(f"{stack.api_url.rstrip('/')}/api/", stack.token) as engine:
+        assert engine.me().organization_uuid.startswith("org_")
+
+
+async def test_a_base_url_ending_in_api_async(stack: Stack) -> None:
+    async with AsyncWorkflowEngine(f"{stack.api_url.rstrip('/')}/api", stack.token) as engine:
+        assert (await engine.me()).organization_uuid.startswith("org_")
+
+
 async def test_me_and_plugins_async(aclient: AsyncWorkflowEngine) -> None:
     assert (await aclient.me()).organization_uuid.startswith("org_")
     assert {p.name for p in await aclient.plugins.list()} >= {"esign", "dbhost"}
@@ -65,12 +75,15 @@ def test_connections_sync(client: WorkflowEngine, stack: Stack) -> None:
     name = unique("sync-conn")
     created = client.connections.create("esign", name, {"api_token": stack.esign_token}, {"base_url": stack.esign_url})
     assert created.name == name
+    # The create answer holds no config: the SDK must not invent an empty one.
+    assert set(created.model_dump()) == {"connection_uuid", "plugin", "name", "created_at"}
     listed = client.connections.list(plugin="esign")
     assert created.connection_uuid in {c.connection_uuid for c in listed}
     renamed = client.connections.update(created.connection_uuid, name=name + "-2")
     assert renamed.name == name + "-2"
     fetched = client.connections.get(created.connection_uuid)
     assert stack.esign_token not in fetched.model_dump_json()
+    assert set(fetched.config) == {"base_url"}
     client.connections.delete(created.connection_uuid)
     with pytest.raises(NotFoundError):
         client.connections.get(created.connection_uuid)

@@ -24,7 +24,7 @@ from workflow_engine import _calls as calls
 _FORBIDDEN = calls.Call(
     "OPTIONS",
     "/api/temporal-codec/decode",
-    lambda body: body,
+    lambda body, _headers: body,
     headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"},
 )
 

@@ -112,6 +112,7 @@ def test_idempotency_key_sync(client: WorkflowEngine, stack: Stack) -> None:
     first = client.workflows.start(RESOURCES, {"base_url": stack.esign_url}, idempotency_key=key)
     second = client.workflows.start(RESOURCES, {"base_url": stack.esign_url}, idempotency_key=key)
     assert first.workflow_id == second.workflow_id
+    assert (first.replayed, second.replayed) == (False, True)
 
 
 async def test_idempotency_key_async(aclient: AsyncWorkflowEngine, stack: Stack) -> None:
@@ -119,6 +120,7 @@ async def test_idempotency_key_async(aclient: AsyncWorkflowEngine, stack: Stack)
     first = await aclient.workflows.start(RESOURCES, {"base_url": stack.esign_url}, idempotency_key=key)
     second = await aclient.workflows.start(RESOURCES, {"base_url": stack.esign_url}, idempotency_key=key)
     assert first.workflow_id == second.workflow_id
+    assert (first.replayed, second.replayed) == (False, True)
 
 
 def test_list_iterates_over_every_page_sync(client: WorkflowEngine, stack: Stack) -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import socket
 from typing import Any
 
 import httpx
 import pytest
 
 from workflow_engine import (
+    APIConnectionError,
     APIError,
     AsyncWorkflowEngine,
     AuthenticationError,
@@ -22,6 +24,8 @@ from workflow_engine import (
     WorkflowEngine,
     WorkflowEngineError,
 )
+from workflow_engine import _calls as calls
+from workflow_engine.models import ConnectionCreated
 
 ME = {"user_id": "u", "organization_uuid": "org_x", "username": "n", "token_type": "member", "principal_type": "user"}
 
@@ -253,3 +257,147 @@ def test_a_stream_that_keeps_closing_gives_up_after_max_retries() -> None:
         list(engine.workflows.stream("wf_1"))
     # The first connection made progress; one retry without any is all max_retries=1 allows.
     assert len(script.requests) == 2
+
+
+@pytest.fixture
+def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(calls, "backoff", lambda attempt, retry_after: 0.0)
+
+
+class Failing:
+    """Raises one httpx transport error for every request, recording them."""
+
+    def __init__(self, error: type[httpx.TransportError]):
+        self.error = error
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        raise self.error("boom", request=request)
+
+
+@pytest.mark.parametrize("error", [httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadTimeout])
+def test_a_network_failure_is_an_api_connection_error_once_retries_run_out_sync(
+    error: type[httpx.TransportError], no_backoff: None
+) -> None:
+    failing = Failing(error)
+    with WorkflowEngine("http://engine", "tok", max_retries=2, transport=httpx.MockTransport(failing)) as engine:
+        with pytest.raises(APIConnectionError) as err:
+            engine.workflows.get("wf_1")
+    assert len(failing.requests) == 3
+    assert isinstance(err.value, WorkflowEngineError)
+    assert isinstance(err.value.__cause__, error)
+    assert str(err.value) == "could not reach the Workflow Engine API: boom"
+
+
+async def test_a_network_failure_is_an_api_connection_error_once_retries_run_out_async(no_backoff: None) -> None:
+    failing = Failing(httpx.ConnectError)
+    transport = httpx.MockTransport(failing)
+    async with AsyncWorkflowEngine("http://engine", "tok", max_retries=1, transport=transport) as engine:
+        with pytest.raises(APIConnectionError) as err:
+            await engine.workflows.get("wf_1")
+    assert len(failing.requests) == 2
+    assert isinstance(err.value.__cause__, httpx.ConnectError)
+
+
+def test_a_non_idempotent_call_cut_by_the_network_raises_at_once() -> None:
+    failing = Failing(httpx.RemoteProtocolError)
+    with WorkflowEngine("http://engine", "tok", transport=httpx.MockTransport(failing)) as engine:
+        with pytest.raises(APIConnectionError):
+            engine.workflows.start("t", {})
+    assert len(failing.requests) == 1
+
+
+def test_an_unreachable_api_is_an_api_connection_error_and_a_builtin_connection_error() -> None:
+    # A port nothing listens on: the real network transport, no mock.
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+    with WorkflowEngine(f"http://127.0.0.1:{port}", "tok", max_retries=0) as engine:
+        with pytest.raises(ConnectionError) as err:
+            engine.me()
+    assert isinstance(err.value, APIConnectionError)
+    assert isinstance(err.value.__cause__, httpx.ConnectError)
+
+
+def test_a_stream_cut_until_reconnects_run_out_is_an_api_connection_error_sync(no_backoff: None) -> None:
+    failing = Failing(httpx.RemoteProtocolError)
+    with WorkflowEngine("http://engine", "tok", max_retries=2, transport=httpx.MockTransport(failing)) as engine:
+        with pytest.raises(APIConnectionError) as err:
+            list(engine.workflows.stream("wf_1"))
+    assert len(failing.requests) == 3
+    assert isinstance(err.value.__cause__, httpx.RemoteProtocolError)
+
+
+async def test_a_stream_cut_until_reconnects_run_out_is_an_api_connection_error_async(no_backoff: None) -> None:
+    failing = Failing(httpx.ReadTimeout)
+    transport = httpx.MockTransport(failing)
+    async with AsyncWorkflowEngine("http://engine", "tok", max_retries=1, transport=transport) as engine:
+        with pytest.raises(APIConnectionError):
+            [e async for e in engine.workflows.handle("wf_1").events()]
+    assert len(failing.requests) == 2
+
+
+async def test_an_empty_idempotency_key_is_refused_before_any_request() -> None:
+    # Sent as no key, it would leave a start the caller believes safe to repeat unprotected.
+    script = Script()
+    with _sync(script) as engine, pytest.raises(ValueError, match="idempotency_key"):
+        engine.workflows.start("t", {}, idempotency_key="")
+    async with _async(script) as aengine:
+        with pytest.raises(ValueError, match="idempotency_key"):
+            await aengine.workflows.start("t", {}, idempotency_key="")
+    assert script.requests == []
+
+
+_STARTED = {"workflow_id": "wf_1", "state_name": "PENDING", "is_terminal": False}
+
+
+def test_a_replayed_start_says_so_sync() -> None:
+    script = Script(
+        httpx.Response(201, json=_STARTED),
+        httpx.Response(201, json=_STARTED, headers={"Idempotent-Replayed": "true"}),
+        httpx.Response(201, json={**_STARTED, "state_name": "RUNNING"}),
+    )
+    with _sync(script) as engine:
+        first = engine.workflows.start("t", {}, idempotency_key="k1")
+        second = engine.workflows.start("t", {}, idempotency_key="k1")
+        assert (first.replayed, second.replayed) == (False, True)
+        assert second.started is not None and second.started.replayed is True
+        # A retry answers its own StartResult; the handle still says how its run was started.
+        second.retry()
+        assert (second.replayed, second.started.replayed) == (True, False)
+
+
+async def test_a_replayed_start_says_so_async() -> None:
+    script = Script(httpx.Response(201, json=_STARTED, headers={"Idempotent-Replayed": "true"}))
+    async with _async(script) as engine:
+        run = await engine.workflows.start("t", {}, idempotency_key="k1")
+    assert run.replayed is True
+
+
+_CREATED = {
+    "connection_uuid": "9b2f7c1e-0000-4000-8000-000000000001",
+    "plugin": "esign",
+    "name": "n",
+    "created_at": "2026-01-01T00:00:00.000Z",
+}
+
+
+async def test_connections_create_answers_the_created_shape() -> None:
+    script = Script(httpx.Response(201, json=_CREATED), httpx.Response(201, json=_CREATED))
+    with _sync(script) as engine:
+        created = engine.connections.create("esign", "n", {"api_token": "t"}, {"base_url": "https://e"})
+    async with _async(script) as aengine:
+        acreated = await aengine.connections.create("esign", "n", {"api_token": "t"})
+    # Not a Connection with an empty config and no updated_at the API never said.
+    assert isinstance(created, ConnectionCreated) and isinstance(acreated, ConnectionCreated)
+    assert created.model_dump() == acreated.model_dump() == _CREATED
+
+
+@pytest.mark.parametrize("base_url", ["http://engine/api", "http://engine/api/", "http://engine/", "http://engine"])
+async def test_a_base_url_with_or_without_api(base_url: str) -> None:
+    script = Script(httpx.Response(200, json=ME), httpx.Response(200, json=ME))
+    with WorkflowEngine(base_url, "tok", transport=httpx.MockTransport(script)) as engine:
+        engine.me()
+    async with AsyncWorkflowEngine(base_url, "tok", transport=httpx.MockTransport(script)) as aengine:
+        await aengine.me()
+    assert [str(r.url) for r in script.requests] == ["http://engine/api/auth/me"] * 2

@@ -10,6 +10,7 @@ from .async_client import (
 )
 from .client import Apps, Compositions, Entitlements, Hooks, RunHandle, WorkflowEngine
 from .errors import (
+    APIConnectionError,
     APIError,
     AuthenticationError,
     BadRequestError,
@@ -27,6 +28,7 @@ from .errors import (
 from .models import CompletedEvent, FailedEvent, HookEndpointCreated, HookSecretRotated, RunEvent, TransitionEvent
 
 __all__ = [
+    "APIConnectionError",
     "APIError",
     "Apps",
     "AsyncApps",

@@ -32,11 +32,11 @@ FAILURE_FIELDS = (
 
 @dataclass(frozen=True)
 class Call(Generic[T]):
-    """One request and the parser of its answer."""
+    """One request and the parser of its answer (its JSON body and its headers)."""
 
     method: str
     path: str
-    parse: Callable[[Any], T]
+    parse: Callable[[Any, Mapping[str, str]], T]
     params: Mapping[str, str] | None = None
     # Kept out of repr: a body may carry secrets (connection secrets, api_token) into a traceback.
     body: Any = field(default=None, repr=False)
@@ -50,19 +50,34 @@ def seg(value: str) -> str:
     return quote(value, safe="")
 
 
-def _model(cls: type[T]) -> Callable[[Any], T]:
+def _validator(cls: type[T]) -> Callable[[Any], T]:
     adapter: TypeAdapter[T] = TypeAdapter(cls)
     return adapter.validate_python
 
 
-def _listed(cls: type[T], key: str) -> Callable[[Any], list[T]]:
+def _model(cls: type[T]) -> Callable[[Any, Mapping[str, str]], T]:
+    validate = _validator(cls)
+    return lambda body, _headers: validate(body)
+
+
+def _listed(cls: type[T], key: str) -> Callable[[Any, Mapping[str, str]], list[T]]:
     """The parser of a list the API answers under `key` (``{"schedules": [...]}``)."""
-    parse = _model(cls)
-    return lambda body: [parse(item) for item in body[key]]
+    validate = _validator(cls)
+    return lambda body, _headers: [validate(item) for item in body[key]]
 
 
-def _nothing(_: Any) -> None:
+def _nothing(_body: Any, _headers: Mapping[str, str]) -> None:
     return None
+
+
+def _started(body: Any, headers: Mapping[str, str]) -> m.StartResult:
+    # The body of a replayed start is the earlier run's: only this header tells it from a new one.
+    return m.StartResult.model_validate({**body, "replayed": headers.get("idempotent-replayed") == "true"})
+
+
+def origin(base_url: str) -> str:
+    """The service's root, from a base URL given with or without its trailing ``/api`` (every path adds it)."""
+    return base_url.rstrip("/").removesuffix("/api")
 
 
 def me() -> Call[m.Me]:
@@ -90,12 +105,16 @@ def get_prerequisites(workflow_type: str) -> Call[m.Prerequisites]:
 
 
 def start(workflow_type: str, initial_data: Mapping[str, Any], idempotency_key: str | None) -> Call[m.StartResult]:
+    if idempotency_key == "":
+        # The API (and MCP) refuse an empty key; dropping it instead would leave the caller believing
+        # that repeating this start is safe.
+        raise ValueError("idempotency_key is empty: pass 1-255 printable ASCII characters, or None for no key")
     return Call(
         "POST",
         "/api/workflows/start",
-        _model(m.StartResult),
+        _started,
         body={"workflow_type": workflow_type, "initial_data": dict(initial_data)},
-        headers={"Idempotency-Key": idempotency_key} if idempotency_key else None,
+        headers={"Idempotency-Key": idempotency_key} if idempotency_key is not None else None,
         # The server replays a start with the same key instead of starting a second run.
         idempotent=idempotency_key is not None,
     )
@@ -139,11 +158,11 @@ def list_connections(plugin: str | None) -> Call[list[m.Connection]]:
 
 def create_connection(
     plugin: str, name: str, secrets: Mapping[str, Any], config: Mapping[str, Any] | None
-) -> Call[m.Connection]:
+) -> Call[m.ConnectionCreated]:
     body: dict[str, Any] = {"plugin": plugin, "name": name, "secrets": dict(secrets)}
     if config is not None:
         body["config"] = dict(config)
-    return Call("POST", "/api/connections", _model(m.Connection), body=body, idempotent=False)
+    return Call("POST", "/api/connections", _model(m.ConnectionCreated), body=body, idempotent=False)
 
 
 def get_connection(connection_uuid: str) -> Call[m.Connection]:
@@ -281,9 +300,9 @@ def stream_path(workflow_id: str) -> str:
 
 
 _EVENTS: dict[str, Callable[[Any], m.RunEvent]] = {
-    "transition": _model(m.TransitionEvent),
-    "completed": _model(m.CompletedEvent),
-    "failed": _model(m.FailedEvent),
+    "transition": _validator(m.TransitionEvent),
+    "completed": _validator(m.CompletedEvent),
+    "failed": _validator(m.FailedEvent),
 }
 
 

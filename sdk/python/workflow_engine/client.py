@@ -14,7 +14,7 @@ from httpx_sse import connect_sse
 from . import _calls as c
 from . import models as m
 from ._paging import walk
-from .errors import APIError, WaitTimeoutError, WorkflowEngineError, error_for
+from .errors import APIError, WaitTimeoutError, WorkflowEngineError, connection_error, error_for
 
 T = TypeVar("T")
 
@@ -31,7 +31,7 @@ class _Transport:
         self.max_retries = max_retries
         self.timeout = timeout
         self.http = httpx.Client(
-            base_url=base_url.rstrip("/"),
+            base_url=c.origin(base_url),
             headers={"Authorization": f"Bearer {token}"},
             timeout=timeout,
             transport=transport,
@@ -44,14 +44,14 @@ class _Transport:
                 response = self.http.request(
                     call.method, call.path, params=call.params, json=call.body, headers=call.headers
                 )
-            except httpx.TransportError:
+            except httpx.TransportError as err:
                 if not call.idempotent or attempt >= self.max_retries:
-                    raise
+                    raise connection_error(err) from err
                 time.sleep(c.backoff(attempt, None))
                 attempt += 1
                 continue
             if response.is_success:
-                return call.parse(response.json() if response.content else None)
+                return call.parse(response.json() if response.content else None, response.headers)
             error = error_for(response)
             if not self._retryable(call.idempotent, error, attempt):
                 raise error
@@ -97,9 +97,9 @@ class _Transport:
                         yield event
                         if not isinstance(event, m.TransitionEvent):
                             return
-            except httpx.TransportError:
+            except httpx.TransportError as err:
                 if attempt >= self.max_retries:
-                    raise
+                    raise connection_error(err) from err
             else:
                 # Closed before its end event (an API restart): resumed like a dropped connection.
                 if attempt >= self.max_retries:
@@ -115,6 +115,9 @@ class RunHandle:
         self._t = transport
         self.workflow_id = workflow_id
         self.started = started
+        # True when the start returned the run an earlier start with the same idempotency key created;
+        # kept through retry(), which replaces `started`.
+        self.replayed = started is not None and started.replayed
 
     def __repr__(self) -> str:
         return f"RunHandle({self.workflow_id!r})"
@@ -254,8 +257,8 @@ class Connections:
 
     def create(
         self, plugin: str, name: str, secrets: Mapping[str, Any], config: Mapping[str, Any] | None = None
-    ) -> m.Connection:
-        """Store a credential for one plugin."""
+    ) -> m.ConnectionCreated:
+        """Store a credential for one plugin; the answer holds no config (``get`` returns it)."""
         return self._t.call(c.create_connection(plugin, name, secrets, config))
 
     def list(self, plugin: str | None = None) -> builtins.list[m.Connection]:
@@ -442,9 +445,9 @@ class Apps:
 class WorkflowEngine:
     """Synchronous client of the Workflow Engine Service.
 
-    `base_url` is the service's root (``http://127.0.0.1:3000``); idempotent calls are retried up to
-    `max_retries` times on 429 and 503, after the server's Retry-After. `transport` replaces httpx's
-    network transport (a proxy, a mock in tests).
+    `base_url` is the service's root (``http://127.0.0.1:3000``; a trailing ``/api`` is accepted);
+    idempotent calls are retried up to `max_retries` times on 429 and 503, after the server's
+    Retry-After. `transport` replaces httpx's network transport (a proxy, a mock in tests).
     """
 
     def __init__(

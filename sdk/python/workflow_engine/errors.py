@@ -71,6 +71,19 @@ class ServiceUnavailableError(APIError):
     """503: a dependency of the service is down; ``retry_after`` when the API gave one."""
 
 
+class APIConnectionError(WorkflowEngineError, ConnectionError):
+    """The API could not be reached or the connection broke (refused, reset, timed out), retries included.
+
+    Also a builtin ``ConnectionError``, so code catching network failures in general catches it; the
+    httpx error is its ``__cause__``.
+    """
+
+
+def connection_error(error: httpx.TransportError) -> APIConnectionError:
+    """The SDK's error for a transport failure, to raise ``from`` it (some httpx errors carry no message)."""
+    return APIConnectionError(f"could not reach the Workflow Engine API: {str(error) or type(error).__name__}")
+
+
 class WorkflowFailedError(WorkflowEngineError):
     """A run ended FAILED (or CANCELLED): ``fields`` holds its failure fields, ``state_data`` its last data."""
 

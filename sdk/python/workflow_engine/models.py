@@ -118,6 +118,9 @@ class StartResult(_Model):
     workflow_id: str
     state_name: str
     is_terminal: bool
+    # True when a start with an idempotency key returned the run an earlier start created: the API
+    # says so in its Idempotent-Replayed header, not in the body.
+    replayed: bool = False
 
 
 class Run(_Model):
@@ -178,9 +181,18 @@ class Connection(_Model):
     connection_uuid: str
     plugin: str
     name: str
-    config: dict[str, Any] = Field(default_factory=dict)
+    config: dict[str, Any]
     created_at: str
-    updated_at: str | None = None
+    updated_at: str
+
+
+class ConnectionCreated(_Model):
+    """The answer to creating a connection: no config (``get`` returns the connection as stored)."""
+
+    connection_uuid: str
+    plugin: str
+    name: str
+    created_at: str
 
 
 class CancelResult(_Model):

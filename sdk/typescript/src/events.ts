@@ -1,5 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { ConnectionError, ServiceUnavailableError, WorkflowEngineError } from './errors.js';
+import { ConnectionError, RateLimitError, ServiceUnavailableError, WorkflowEngineError } from './errors.js';
 import { backoffMs, sleep } from './backoff.js';
 import { type RunEvent, toRunEvent } from './run-event.js';
 import type { Transport } from './transport.js';
@@ -9,7 +9,8 @@ export type { CompletedEvent, FailedEvent, RunEvent, TransitionEvent } from './r
 /**
  * The run's events until it ends. A connection the network or a proxy cuts before the end is
  * reopened with Last-Event-ID = the last transition's seq, and a transition at or below a seq
- * already delivered is dropped: no gap, no duplicate. HTTP refusals (404, 401 …) are not retried.
+ * already delivered is dropped: no gap, no duplicate. A 429 (`too_many_streams`) or 503 is retried
+ * as reads are, up to maxRetries times after Retry-After; other HTTP refusals (404, 401 …) are not.
  */
 export async function* runEvents<Output>(
   transport: Transport,
@@ -19,6 +20,7 @@ export async function* runEvents<Output>(
   let lastSeq = options.afterSeq ?? 0;
   let failures = 0;
   for (;;) {
+    let delayMs: number | undefined;
     const controller = new AbortController();
     const stop = () => controller.abort(options.signal?.reason);
     options.signal?.addEventListener('abort', stop, { once: true });
@@ -47,7 +49,11 @@ export async function* runEvents<Output>(
       }
     } catch (err) {
       if (options.signal?.aborted || !isTransient(err)) throw err;
-      // The connection broke or the API was briefly away: reconnect below.
+      if (err instanceof RateLimitError || err instanceof ServiceUnavailableError) {
+        if (failures >= transport.maxRetries) throw err;
+        delayMs = err.retryAfter === undefined ? backoffMs(failures) : err.retryAfter * 1000;
+      }
+      // The connection broke or the API refused for now: reconnect below.
     } finally {
       options.signal?.removeEventListener('abort', stop);
       controller.abort();
@@ -55,12 +61,12 @@ export async function* runEvents<Output>(
     if (failures >= transport.maxRetries + 2) {
       throw new Error(`the stream of run ${workflowId} kept closing before the run ended (${failures} reconnects)`);
     }
-    await sleep(failures === 0 ? 0 : backoffMs(failures - 1), options.signal);
+    await sleep(delayMs ?? (failures === 0 ? 0 : backoffMs(failures - 1)), options.signal);
     failures += 1;
   }
 }
 
 function isTransient(err: unknown): boolean {
-  if (err instanceof ConnectionError || err instanceof ServiceUnavailableError) return true;
+  if (err instanceof ConnectionError || err instanceof RateLimitError || err instanceof ServiceUnavailableError) return true;
   return !(err instanceof WorkflowEngineError);
 }

@@ -12,11 +12,17 @@ export function bindingPath(workflowType: string): string[] {
   return path;
 }
 
-/** `esign.resources.get-resource-information` → `EsignResourcesGetResourceInformation`. */
+/**
+ * `esign.resources.get-resource-information` → `EsignResourcesGetResourceInformation`,
+ * `virtual.daaa9a67-…@1` → `VirtualDaaa9A67…1`.
+ */
 export function typeName(workflowType: string): string {
-  return bindingPath(workflowType)
+  const name = bindingPath(workflowType)
     .map((p) => p.replace(/^_/, '').replace(/^./, (c) => c.toUpperCase()))
     .join('');
+  // Already in the form json-schema-to-typescript declares (a letter after a digit upper-cased, no
+  // leading digit), else the bindings would name an interface the generated file does not declare.
+  return (/^[0-9]/.test(name) ? `_${name}` : name).replace(/[0-9][a-z]/g, (m) => m.toUpperCase());
 }
 
 export interface BindingTree {
