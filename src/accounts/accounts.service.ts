@@ -194,7 +194,7 @@ export class AccountsService {
    */
   async signIn(app: App, email: string, password: string, address: string, params: AuthorizeParams = {}): Promise<SignInOutcome> {
     const attempt = await this.throttle.attempt(accountKey(app.clientUuid, email), clientKey(address));
-    if (attempt.retryAfter > 0) return { outcome: 'locked', retry_after: attempt.retryAfter };
+    if (attempt.refused) return { outcome: 'locked', retry_after: attempt.retryAfter };
     const user = await this.byEmail(app, email);
     const ok = user ? await verifyPassword(password, user.passwordHash) : await verifyAgainstDecoy(password);
     if (!user || !ok) return { outcome: 'invalid' };
@@ -214,7 +214,7 @@ export class AccountsService {
   /** The TOTP step of a sign-in, throttled like the password step. */
   async secondFactor(app: App, user: EndUser, code: unknown, address: string): Promise<SignInOutcome> {
     const attempt = await this.throttle.attempt(accountKey(app.clientUuid, user.email), clientKey(address));
-    if (attempt.retryAfter > 0) return { outcome: 'locked', retry_after: attempt.retryAfter };
+    if (attempt.refused) return { outcome: 'locked', retry_after: attempt.retryAfter };
     if (!(await this.totp.accept(user, code))) return { outcome: 'invalid' };
     await attempt.signedIn();
     return { outcome: 'signed_in', user };

@@ -109,17 +109,18 @@ function secondsUntil(until: Date | null | undefined, now: Date): number {
 }
 
 /**
- * A sign-in attempt (a password or a code) counted as failed before it is checked: refused when
- * `retryAfter` > 0, otherwise checked, and then settled if it was not a failure.
+ * A sign-in attempt (a password or a code): refused, with the seconds until the lock that refused
+ * it ends, or counted as failed and to be checked, then settled if it was not a failure.
  */
-export interface SignInAttempt {
-  /** Seconds until the lock that refused it ends; 0 for an attempt that may be checked. */
-  retryAfter: number;
-  /** The secret was right but the sign-in goes on (a second factor, an unverified email): not a failure. */
-  passed(): Promise<void>;
-  /** Signed in: not a failure, and its account's count is cleared. */
-  signedIn(): Promise<void>;
-}
+export type SignInAttempt =
+  | { refused: true; retryAfter: number }
+  | {
+      refused: false;
+      /** The secret was right but the sign-in goes on (a second factor, an unverified email): not a failure. */
+      passed(): Promise<void>;
+      /** Signed in: not a failure, and its account's count is cleared. */
+      signedIn(): Promise<void>;
+    };
 
 /**
  * Failed sign-ins counted per key in a fixed window; reaching the maximum locks the key for
@@ -144,9 +145,10 @@ export class SignInThrottle {
    */
   async attempt(account: string, client: string, now = new Date()): Promise<SignInAttempt> {
     const locked = await this.limiter.retryAfter([account, client], now);
-    if (locked > 0) return refused(locked);
+    if (locked > 0) return { refused: true, retryAfter: locked };
     const counted: Array<[Counted, number]> = [];
-    const uncount = () => Promise.all(counted.map(([c, max]) => this.limiter.uncount(c, max))).then(() => undefined);
+    const uncount = (keep: (c: Counted) => boolean = () => true) =>
+      Promise.all(counted.filter(([c]) => keep(c)).map(([c, max]) => this.limiter.uncount(c, max))).then(() => undefined);
     for (const [key, max] of [
       [account, this.limits.maxFailuresPerAccount],
       [client, this.limits.maxFailuresPerClient],
@@ -155,21 +157,17 @@ export class SignInThrottle {
       counted.push([c, max]);
       if (c.events > max) {
         await uncount();
-        return refused(Math.max(1, secondsUntil(c.lockedUntil, now)));
+        return { refused: true, retryAfter: Math.max(1, secondsUntil(c.lockedUntil, now)) };
       }
     }
     return {
-      retryAfter: 0,
-      passed: uncount,
+      refused: false,
+      passed: () => uncount(),
+      // The account's count is cleared, this attempt with it: only the address's is taken back.
       signedIn: async () => {
-        await uncount();
+        await uncount((c) => c.key !== account);
         await this.limiter.clear(account);
       },
     };
   }
-}
-
-function refused(retryAfter: number): SignInAttempt {
-  const nothing = () => Promise.resolve();
-  return { retryAfter, passed: nothing, signedIn: nothing };
 }

@@ -10,7 +10,7 @@ import { Csrf } from '../../src/accounts/csrf';
 import { createMailer } from '../../src/accounts/mailer';
 import { signInPage } from '../../src/accounts/pages/views';
 import { hashPassword, passwordSchema, verifyAgainstDecoy, verifyPassword } from '../../src/accounts/passwords';
-import { accountKey, clientKey, KeyedLimiter, SignInThrottle } from '../../src/accounts/throttle';
+import { accountKey, clientKey, KeyedLimiter, type SignInAttempt, SignInThrottle } from '../../src/accounts/throttle';
 import { TotpChallenge } from '../../src/accounts/totp-challenge';
 import { startSmtpDouble } from '../doubles/smtp-double';
 import { newTotpSecret, otpauthUri, totpCode, totpStep } from '../../src/accounts/totp';
@@ -186,7 +186,13 @@ describe('sign-in throttle and the account limits (KeyedLimiter)', () => {
   });
   afterAll(() => database.close());
 
-  const waits = (attempts: Array<{ retryAfter: number }>) => attempts.map((a) => a.retryAfter);
+  /** Seconds until the lock that refused the attempt ends; 0 for one let through to be checked. */
+  const wait = (a: SignInAttempt) => (a.refused ? a.retryAfter : 0);
+  const waits = (attempts: SignInAttempt[]) => attempts.map(wait);
+  const checked = (a: SignInAttempt) => {
+    if (a.refused) throw new Error(`refused for ${a.retryAfter} s`);
+    return a;
+  };
 
   it('locks a key after its maximum failures in the window, for the lock time, however often it is tried meanwhile', async () => {
     const throttle = new SignInThrottle(database.db, { maxFailuresPerAccount: 3, maxFailuresPerClient: 5, lockSeconds: 60 });
@@ -194,12 +200,12 @@ describe('sign-in throttle and the account limits (KeyedLimiter)', () => {
     const client = clientKey('10.0.0.1');
     const t0 = new Date('2026-01-01T00:00:00Z');
     const at = (s: number) => new Date(t0.getTime() + s * 1000);
-    for (let i = 0; i < 3; i++) expect((await throttle.attempt(account, client, t0)).retryAfter).toBe(0);
-    expect((await throttle.attempt(account, client, t0)).retryAfter).toBe(60);
-    expect((await throttle.attempt(account, client, at(45))).retryAfter).toBe(15);
+    for (let i = 0; i < 3; i++) expect(wait(await throttle.attempt(account, client, t0))).toBe(0);
+    expect(wait(await throttle.attempt(account, client, t0))).toBe(60);
+    expect(wait(await throttle.attempt(account, client, at(45)))).toBe(15);
     // The refused attempts were counted nowhere: the address has 3 of its 5.
-    expect((await throttle.attempt(accountKey('app-1', 'bob@example.com'), client, at(50))).retryAfter).toBe(0);
-    expect((await throttle.attempt(account, client, at(60))).retryAfter).toBe(0);
+    expect(wait(await throttle.attempt(accountKey('app-1', 'bob@example.com'), client, at(50)))).toBe(0);
+    expect(wait(await throttle.attempt(account, client, at(60)))).toBe(0);
   });
 
   it('locks the client address across accounts, and a success clears only its account', async () => {
@@ -208,10 +214,10 @@ describe('sign-in throttle and the account limits (KeyedLimiter)', () => {
     const t0 = new Date('2026-01-01T00:00:00Z');
     for (const who of ['a', 'b', 'c']) await throttle.attempt(accountKey('app-1', who), client, t0);
     const right = await throttle.attempt(accountKey('app-1', 'a'), client, t0);
-    expect(right.retryAfter).toBe(0);
-    await right.signedIn();
-    expect((await throttle.attempt(accountKey('app-1', 'd'), client, t0)).retryAfter).toBe(0);
-    expect((await throttle.attempt(accountKey('app-1', 'e'), client, t0)).retryAfter).toBe(60);
+    expect(wait(right)).toBe(0);
+    await checked(right).signedIn();
+    expect(wait(await throttle.attempt(accountKey('app-1', 'd'), client, t0))).toBe(0);
+    expect(wait(await throttle.attempt(accountKey('app-1', 'e'), client, t0))).toBe(60);
     // a's count was cleared: three attempts of its own again before its lock, had the address allowed them.
     const fresh = new SignInThrottle(database.db, { maxFailuresPerAccount: 3, maxFailuresPerClient: 4, lockSeconds: 60 });
     expect(waits(await Promise.all([1, 2, 3].map((i) => fresh.attempt(accountKey('app-1', 'a'), clientKey(`10.0.1.${i}`), t0))))).toEqual([0, 0, 0]);
@@ -223,9 +229,9 @@ describe('sign-in throttle and the account limits (KeyedLimiter)', () => {
     const t0 = new Date('2026-01-01T00:00:00Z');
     await throttle.attempt(account, clientKey('10.0.0.3'), t0);
     const later = new Date(t0.getTime() + 61_000);
-    expect((await throttle.attempt(account, clientKey('10.0.0.3'), later)).retryAfter).toBe(0);
-    expect((await throttle.attempt(account, clientKey('10.0.0.3'), later)).retryAfter).toBe(0);
-    expect((await throttle.attempt(account, clientKey('10.0.0.3'), later)).retryAfter).toBe(60);
+    expect(wait(await throttle.attempt(account, clientKey('10.0.0.3'), later))).toBe(0);
+    expect(wait(await throttle.attempt(account, clientKey('10.0.0.3'), later))).toBe(0);
+    expect(wait(await throttle.attempt(account, clientKey('10.0.0.3'), later))).toBe(60);
   });
 
   it('lets only the maximum of a concurrent burst be checked, counting each before its check', async () => {
@@ -243,12 +249,12 @@ describe('sign-in throttle and the account limits (KeyedLimiter)', () => {
     await throttle.attempt(account, client, t0);
     await throttle.attempt(account, client, t0);
     const third = await throttle.attempt(account, client, t0);
-    expect(third.retryAfter).toBe(0);
+    expect(wait(third)).toBe(0);
     // While the third is checked its key is locked: it is the last one the window allows.
-    expect((await throttle.attempt(account, client, t0)).retryAfter).toBe(60);
-    await third.passed();
-    expect((await throttle.attempt(account, client, t0)).retryAfter).toBe(0);
-    expect((await throttle.attempt(account, client, t0)).retryAfter).toBe(60);
+    expect(wait(await throttle.attempt(account, client, t0))).toBe(60);
+    await checked(third).passed();
+    expect(wait(await throttle.attempt(account, client, t0))).toBe(0);
+    expect(wait(await throttle.attempt(account, client, t0))).toBe(60);
   });
 
   it('takes max events a window per key, then refuses until its window has passed', async () => {
