@@ -15,6 +15,8 @@ export class RunApiError extends Error {
     readonly code: string,
     message: string,
     readonly details: unknown,
+    /** Seconds, from a 429's or 503's Retry-After. */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }
@@ -50,13 +52,14 @@ export class RunApiClient {
     return this.request<T>('POST', path, body, headers);
   }
 
-  /** The run's SSE stream, event by event, until the server closes it or `signal` aborts. */
-  async *stream(workflowId: string, signal: AbortSignal): AsyncGenerator<StreamEvent> {
-    const res = await fetch(`${this.base}/workflows/${encodeURIComponent(workflowId)}/stream`, {
-      headers: { authorization: this.authorization, accept: 'text/event-stream' },
-      signal,
-      dispatcher,
-    });
+  /**
+   * The run's SSE stream, event by event, until the server closes it or `signal` aborts;
+   * after `lastEventId` (a seq) when given.
+   */
+  async *stream(workflowId: string, signal: AbortSignal, lastEventId?: number): AsyncGenerator<StreamEvent> {
+    const headers: Record<string, string> = { authorization: this.authorization, accept: 'text/event-stream' };
+    if (lastEventId !== undefined) headers['last-event-id'] = String(lastEventId);
+    const res = await fetch(`${this.base}/workflows/${encodeURIComponent(workflowId)}/stream`, { headers, signal, dispatcher });
     if (!res.ok || !res.body) throw await this.errorOf(res);
     const queue: EventSourceMessage[] = [];
     const parser = createParser({ onEvent: (e) => queue.push(e) });
@@ -87,11 +90,13 @@ export class RunApiClient {
 
   private async errorOf(res: Response): Promise<RunApiError> {
     const text = await res.text();
+    const retryAfter = Number.parseInt(res.headers.get('retry-after') ?? '', 10);
+    const seconds = Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined;
     try {
       const { error } = JSON.parse(text) as { error: { code: string; message: string; details: unknown } };
-      return new RunApiError(res.status, error.code, error.message, error.details ?? null);
+      return new RunApiError(res.status, error.code, error.message, error.details ?? null, seconds);
     } catch {
-      return new RunApiError(res.status, 'http_error', `the API answered ${res.status} ${res.statusText}`, null);
+      return new RunApiError(res.status, 'http_error', `the API answered ${res.status} ${res.statusText}`, null, seconds);
     }
   }
 }

@@ -55,7 +55,8 @@ export function enclosingPrefixes(workflowType: string): string[] {
 export function unexpectedErrorResult(err: unknown, what: string, apiBase: string): CallToolResult {
   if (err instanceof RunApiError) return apiErrorResult(err, what);
   const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
-  if (err instanceof TypeError && cause) {
+  // undici's fetch says so when no answer came (refused, reset, DNS); any other TypeError is a fault of ours.
+  if (err instanceof TypeError && err.message === 'fetch failed' && cause) {
     return toolError(`${what} failed: the API at ${apiBase} could not be reached (${cause.code ?? cause.message})`);
   }
   return toolError(`${what} failed: ${err instanceof Error ? err.message : String(err)}`);

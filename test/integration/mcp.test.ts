@@ -1,11 +1,13 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { DBHOST_VALID_TOKEN } from '../doubles/dbhost-double';
 import { ESIGN_RESOURCES } from '../doubles/esign-double';
 import { api, esignCalls, esignDeleteInput, stackEnv, uniqueId } from '../support/api';
 import { ExtraApi } from '../support/extra-api';
@@ -375,6 +377,88 @@ describe('a watch the agent abandons releases its stream', () => {
     else cancel.abort();
     await expect(watching).rejects.toThrow();
     await waitFor('the stream to be released', async () => ((await probeStream(id)) === 200 ? true : undefined), 10_000, 100);
+  });
+});
+
+/**
+ * A TCP proxy to `target` that cuts the connection carrying the first transition event it
+ * passes, once, right after passing it on; it keeps the head of every request it forwards.
+ */
+async function cutOnceProxy(target: URL) {
+  const heads: string[] = [];
+  const sockets = new Set<net.Socket>();
+  let cut = false;
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    sockets.add(client).add(upstream);
+    const closeBoth = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', closeBoth).on('close', closeBoth);
+    upstream.on('error', closeBoth).on('close', closeBoth);
+    client.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('latin1');
+      if (/^(GET|POST) /.test(text)) heads.push(text.split('\r\n\r\n')[0]);
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (cut || !/^event: ?transition$/m.test(chunk.toString('latin1'))) return void client.write(chunk);
+      cut = true;
+      client.write(chunk, closeBoth);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  const close = () => {
+    for (const socket of sockets) socket.destroy();
+    return new Promise((resolve) => server.close(resolve));
+  };
+  return { url, heads, close };
+}
+
+describe('watch_workflow across a dropped stream', () => {
+  it('reopens the stream after the last seq it saw: every transition once, in order, then the result', async () => {
+    const proxy = await cutOnceProxy(new URL(stackEnv.apiUrl));
+    try {
+      const connection = await api('/api/connections', {
+        body: {
+          plugin: 'dbhost',
+          name: uniqueId('dbhost-watch'),
+          secrets: { api_token: DBHOST_VALID_TOKEN },
+          config: { api_url: process.env.TEST_DBHOST_URL },
+        },
+      });
+      // A transition per poll, one a second: the cut comes mid-run, with transitions still to come.
+      const initialData = {
+        connection_uuid: connection.body.connection_uuid,
+        dbhost_project_id: uniqueId('floral'),
+        dbhost_operation_id: uniqueId('finishes-3'),
+        timeout_seconds: 30,
+        poll_interval: 1,
+      };
+      const client = await connect('stdio', stackEnv.tokenA, proxy.url);
+      const started = await call(client, 'start_workflow', { workflow_type: 'dbhost.operations.wait', initial_data: initialData });
+      const id = (started.structuredContent as { workflow_id: string }).workflow_id;
+      const progress: number[] = [];
+      const watched = await call(client, 'watch_workflow', { workflow_id: id, timeout_seconds: 30 }, (p) => progress.push(p.progress));
+
+      expect(watched.structuredContent).toMatchObject({ outcome: 'completed', state_name: 'COMPLETED' });
+      const streams = proxy.heads.filter((h) => h.startsWith(`GET /api/workflows/${id}/stream `));
+      expect(streams).toHaveLength(2);
+      expect(streams[0]).not.toMatch(/last-event-id/i);
+      const resumedAfter = Number(/\r\nlast-event-id: (\d+)/i.exec(streams[1])?.[1]);
+      const history = await api(`/api/workflows/${id}/history`);
+      const seqs = history.body.transitions.map((t: { seq: number }) => t.seq);
+      expect(resumedAfter).toBeGreaterThanOrEqual(1);
+      expect(resumedAfter).toBeLessThan(seqs.length);
+      expect((watched.structuredContent as { transitions: Array<{ seq: number }> }).transitions.map((t) => t.seq)).toEqual(seqs);
+      // Notifications can trail the result (typescript-sdk#2580, above): those that came are each seq once, in order.
+      expect(progress).toEqual(seqs.slice(0, progress.length));
+      expect(progress.length).toBeGreaterThanOrEqual(resumedAfter);
+    } finally {
+      await proxy.close();
+    }
   });
 });
 

@@ -37,6 +37,10 @@ describe('MCP tool results', () => {
       'get_workflow failed: the API at http://h:1/api could not be reached (ECONNREFUSED)',
     );
     expect(text(unexpectedErrorResult(new Error('boom'), 'get_workflow', 'http://h:1/api'))).toBe('get_workflow failed: boom');
+    const ours = new TypeError("Cannot read properties of undefined (reading 'seq')", { cause: new Error('inner') });
+    expect(text(unexpectedErrorResult(ours, 'get_workflow', 'http://h:1/api'))).toBe(
+      "get_workflow failed: Cannot read properties of undefined (reading 'seq')",
+    );
   });
 
   it('a success carries a summary and the structured content serialized', () => {
