@@ -1,7 +1,7 @@
 import path from 'node:path';
 import ts from 'typescript';
 import { generateBindings, type WorkflowEngine } from '@workflow-engine/sdk';
-import { typeName } from '../../sdk/typescript/src/generate/names';
+import { interfaceNames } from '../../sdk/typescript/src/generate/names';
 
 const SDK = path.join(__dirname, '..', '..', 'sdk', 'typescript');
 
@@ -13,6 +13,9 @@ const TYPES = [
   'virtual.0b1c2d3e-4f50-6a7b-8c9d-0e1f2a3b4c5d@12',
   'acme.2fa.send_code',
   '3d.render',
+  // Both fold to AcmeSendCode: the second is AcmeSendCode2.
+  'acme.send-code',
+  'acme-send.code',
 ];
 
 const objectSchema = {
@@ -55,10 +58,17 @@ function typeCheck(source: string): string[] {
 describe('generated bindings', () => {
   it('compile for every catalog name shape: each type the bindings name is declared', async () => {
     const source = await generateBindings(catalog, { sdkImport: '../index.js' });
+    const names = interfaceNames([...TYPES].sort());
     for (const workflowType of TYPES) {
-      expect(source).toMatch(new RegExp(`export (interface|type) ${typeName(workflowType)}Input\\b`));
-      expect(source).toContain(`start<${typeName(workflowType)}Input, ${typeName(workflowType)}Output>(${JSON.stringify(workflowType)})`);
+      const name = names.get(workflowType)!;
+      expect(source.match(new RegExp(`export (interface|type) ${name}Input\\b`, 'g'))).toHaveLength(1);
+      expect(source).toContain(`start<${name}Input, ${name}Output>(${JSON.stringify(workflowType)})`);
     }
     expect(typeCheck(source)).toEqual([]);
   }, 60_000);
+
+  it('types whose names fold to one interface name get distinct ones, stable in catalog order', () => {
+    const names = interfaceNames(['acme-send.code', 'acme.send-code', 'acme.send_code']);
+    expect([...names.values()]).toEqual(['AcmeSendCode', 'AcmeSendCode2', 'AcmeSendCode3']);
+  });
 });

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import keyword
 import os
 import re
 import sys
@@ -58,8 +59,33 @@ from workflow_engine import AsyncRunHandle, AsyncWorkflowEngine, RunHandle, Work
 
 
 def module_name(workflow_type: str) -> str:
-    """The Python module name of a workflow type (`esign.resources.x-y` → `esign_resources_x_y`)."""
-    return re.sub(r"\W", "_", workflow_type.replace("-", "_").replace(".", "_")).lower()
+    """The Python module name of a workflow type (`esign.resources.x-y` → `esign_resources_x_y`).
+
+    An identifier always: `m_` before a leading digit (`3d.render` → `m_3d_render`), `_` after a
+    keyword.
+    """
+    name = re.sub(r"\W", "_", workflow_type).lower()
+    if name[:1].isdigit():
+        name = f"m_{name}"
+    return f"{name}_" if keyword.iskeyword(name) else name
+
+
+def module_names(workflow_types: list[str]) -> dict[str, str]:
+    """Each workflow type's module name, distinct: types that fold to one name (`a.b-c`, `a-b.c`)
+    get `_2`, `_3` … after the first, in the order given (sorted: stable while the catalog is).
+    One module of two types would be the last one written, and the first type would have none.
+    """
+    taken: set[str] = set()
+    names: dict[str, str] = {}
+    for workflow_type in workflow_types:
+        base = name = module_name(workflow_type)
+        n = 2
+        while name in taken:
+            name = f"{base}_{n}"
+            n += 1
+        taken.add(name)
+        names[workflow_type] = name
+    return names
 
 
 def _without_meta(schema: dict[str, Any]) -> dict[str, Any]:
@@ -112,13 +138,11 @@ def module_source(workflow_type: str, input_schema: dict[str, Any], output_schem
 def generate_bindings(client: WorkflowEngine, prefix: str | None = None) -> dict[str, str]:
     """Every file of the bindings package, by name."""
     files: dict[str, str] = {}
-    names: list[str] = []
-    for summary in sorted(client.catalog.list_types(prefix).types, key=lambda t: t.workflow_type):
-        schema = client.catalog.get_schema(summary.workflow_type)
-        name = module_name(summary.workflow_type)
-        names.append(name)
-        files[f"{name}.py"] = module_source(summary.workflow_type, schema.input_schema, schema.output_schema)
-    listing = "".join(f"    {n!r},\n" for n in names)
+    names = module_names(sorted(t.workflow_type for t in client.catalog.list_types(prefix).types))
+    for workflow_type, name in names.items():
+        schema = client.catalog.get_schema(workflow_type)
+        files[f"{name}.py"] = module_source(workflow_type, schema.input_schema, schema.output_schema)
+    listing = "".join(f"    {n!r},\n" for n in names.values())
     files["__init__.py"] = f'{HEADER}\n"""Typed bindings, one module per workflow type."""\n\n__all__ = [\n{listing}]\n'
     return files
 

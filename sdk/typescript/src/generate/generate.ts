@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { JSONSchema } from 'json-schema-to-typescript';
 import type { WorkflowEngine } from '../client.js';
-import { type BindingTree, bindingTree, typeName } from './names.js';
+import { type BindingTree, bindingTree, interfaceNames } from './names.js';
 
 export interface GenerateOptions {
   /** Only the types under this prefix (as `catalog.listTypes({prefix})`). */
@@ -20,10 +20,11 @@ export interface GenerateOptions {
 export async function generateBindings(engine: WorkflowEngine, options: GenerateOptions = {}): Promise<string> {
   const { types } = await engine.catalog.listTypes({ prefix: options.prefix });
   const names = types.map((t) => t.workflow_type).sort();
+  const interfaceOf = interfaceNames(names);
   const declarations: string[] = [];
   for (const workflowType of names) {
     const schema = await engine.catalog.getSchema(workflowType);
-    const base = typeName(workflowType);
+    const base = interfaceOf.get(workflowType)!;
     declarations.push(await toInterface(schema.input_schema, `${base}Input`), await toInterface(schema.output_schema, `${base}Output`));
   }
   const sdkImport = options.sdkImport ?? '@workflow-engine/sdk';
@@ -41,7 +42,7 @@ export async function generateBindings(engine: WorkflowEngine, options: Generate
     '    <Input extends object, Output>(workflowType: string): Start<Input, Output> =>',
     '    (input, options) =>',
     '      engine.workflows.start<Output, Input>(workflowType, input, options);',
-    `  return ${renderTree(bindingTree(names), '  ')};`,
+    `  return ${renderTree(bindingTree(names), interfaceOf, '  ')};`,
     '}',
     '',
     'export type Bindings = ReturnType<typeof bindings>;',
@@ -66,7 +67,7 @@ async function toInterface(schema: Record<string, unknown>, name: string): Promi
   return compile(rest as JSONSchema, name, { bannerComment: '', additionalProperties: false, format: true, strictIndexSignatures: true });
 }
 
-function renderTree(tree: BindingTree, indent: string): string {
+function renderTree(tree: BindingTree, interfaceOf: Map<string, string>, indent: string): string {
   const inner = `${indent}  `;
   const entries = Object.keys(tree)
     .sort()
@@ -74,8 +75,8 @@ function renderTree(tree: BindingTree, indent: string): string {
       const value = tree[key]!;
       const rendered =
         typeof value === 'string'
-          ? `start<${typeName(value)}Input, ${typeName(value)}Output>(${JSON.stringify(value)})`
-          : renderTree(value, inner);
+          ? `start<${interfaceOf.get(value)}Input, ${interfaceOf.get(value)}Output>(${JSON.stringify(value)})`
+          : renderTree(value, interfaceOf, inner);
       return `${inner}${key}: ${rendered},`;
     });
   return `{\n${entries.join('\n')}\n${indent}}`;

@@ -25,6 +25,25 @@ export function typeName(workflowType: string): string {
   return (/^[0-9]/.test(name) ? `_${name}` : name).replace(/[0-9][a-z]/g, (m) => m.toUpperCase());
 }
 
+/**
+ * Each workflow type's interface base name, distinct: types whose names differ only where
+ * `typeName` folds them (`a.b-c` and `a-b.c` are both `ABC`) get 2, 3 … after the first, in the
+ * order given (sorted, so a name does not change while the catalog does not). Two interfaces of
+ * one name would merge into a type that is neither.
+ */
+export function interfaceNames(workflowTypes: readonly string[]): Map<string, string> {
+  const taken = new Set<string>();
+  const names = new Map<string, string>();
+  for (const workflowType of workflowTypes) {
+    const base = typeName(workflowType);
+    let name = base;
+    for (let n = 2; taken.has(name); n++) name = `${base}${n}`;
+    taken.add(name);
+    names.set(workflowType, name);
+  }
+  return names;
+}
+
 export interface BindingTree {
   [segment: string]: BindingTree | string;
 }
