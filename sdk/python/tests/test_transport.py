@@ -65,6 +65,8 @@ def _async(script: Script, max_retries: int = 3) -> AsyncWorkflowEngine:
         (403, "forbidden", PermissionDeniedError),
         (404, "not_found", NotFoundError),
         (409, "not_failed", ConflictError),
+        (413, "payload_too_large", BadRequestError),
+        (415, "unsupported_media_type", BadRequestError),
         (422, "validation_failed", ValidationError),
         (429, "rate_limited", RateLimitError),
         (503, "unavailable", ServiceUnavailableError),

@@ -33,7 +33,7 @@ class APIError(WorkflowEngineError):
 
 
 class BadRequestError(APIError):
-    """400 or 413: a malformed request (bad JSON, an unknown cursor, a body too large)."""
+    """400, 413 or 415: a malformed request (bad JSON, an unknown cursor, a body too large, not JSON)."""
 
 
 class AuthenticationError(APIError):
@@ -106,6 +106,7 @@ _BY_STATUS: dict[int, type[APIError]] = {
     404: NotFoundError,
     409: ConflictError,
     413: BadRequestError,
+    415: BadRequestError,
     422: ValidationError,
     429: RateLimitError,
     503: ServiceUnavailableError,

@@ -21,7 +21,7 @@ export class WorkflowEngineError extends Error {
 
 export class ValidationError extends WorkflowEngineError {
   override name = 'ValidationError';
-  /** Every failing field; empty when the API answered 400 or gave no details. */
+  /** Every failing field; empty when the API answered 400, 413 or 415, or gave no details. */
   get fields(): FieldError[] {
     return Array.isArray(this.details) ? (this.details as FieldError[]) : [];
   }
@@ -108,6 +108,8 @@ const byStatus: Record<number, typeof WorkflowEngineError> = {
   403: PermissionError,
   404: NotFoundError,
   409: ConflictError,
+  413: ValidationError,
+  415: ValidationError,
   422: ValidationError,
   429: RateLimitError,
   503: ServiceUnavailableError,
