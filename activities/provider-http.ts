@@ -34,6 +34,7 @@ export interface ProviderRequest {
 
 /** failure_type values for provider answers, so a failed run says what went wrong. */
 export function failureTypeForStatus(status: number): string {
+  if (status >= 300 && status < 400) return 'redirect_refused';
   if (status === 401) return 'unauthorized';
   if (status === 403) return 'forbidden';
   if (status === 404) return 'not_found';
@@ -49,8 +50,35 @@ function providerMessage(body: unknown): string | undefined {
   return parts.length ? parts.join(': ') : undefined;
 }
 
+/**
+ * The most of a provider's answer a run keeps. What is kept travels as an activity result, in the
+ * run's state and its terminal output, each a Temporal payload of at most 2 MiB by default: an
+ * answer past that fails no workflow task, it fails the call, at once and for good.
+ */
+export const MAX_PROVIDER_ANSWER_BYTES = 1024 * 1024;
+
+class AnswerTooLarge extends Error {}
+
+/** The body as text, read no further than MAX_PROVIDER_ANSWER_BYTES (nor held in memory past it). */
+async function readText(res: Response): Promise<string> {
+  const declared = Number(res.headers.get('content-length'));
+  if (declared > MAX_PROVIDER_ANSWER_BYTES) {
+    await res.body?.cancel();
+    throw new AnswerTooLarge();
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body ?? []) {
+    size += chunk.byteLength;
+    // Leaving the loop cancels the stream: the rest is never read.
+    if (size > MAX_PROVIDER_ANSWER_BYTES) throw new AnswerTooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 async function readBody(res: Response): Promise<unknown> {
-  const text = await res.text();
+  const text = await readText(res);
   if (!text.trim()) return null;
   let parsed: unknown;
   try {
@@ -163,7 +191,8 @@ async function send(config: ProviderHttpConfig, request: ProviderRequest, scrub:
         method: request.method,
         headers,
         signal: callSignal(config.timeoutMs),
-        redirect: 'error',
+        // Answered, not followed: a redirect is the provider's answer, reported with its status.
+        redirect: 'manual',
         dispatcher: config.dispatcher,
       }),
     );
@@ -176,7 +205,16 @@ async function send(config: ProviderHttpConfig, request: ProviderRequest, scrub:
         : `${request.provider} unreachable: ${scrub.text(String((err as Error)?.message))}`;
     throw providerFailure(ledger, false, message, kind);
   }
-  const body = scrub.value(await readBody(res));
+  let body: unknown;
+  try {
+    body = scrub.value(await readBody(res));
+  } catch (err) {
+    if (!(err instanceof AnswerTooLarge)) throw err;
+    const limit = `${MAX_PROVIDER_ANSWER_BYTES / 1024 / 1024} MiB`;
+    throw ApplicationFailure.nonRetryable(`${request.provider} answered HTTP ${res.status} with more than ${limit}, more than a run keeps`, 'response_too_large', {
+      status_code: res.status,
+    });
+  }
   if (res.ok) return { status_code: res.status, response: body };
   // The lost attempt's DELETE may well be what removed it: the deletion is done either way.
   if (res.status === 404 && request.method === 'DELETE' && ledger.earlierOutcomeUnknown) {
