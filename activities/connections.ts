@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { and, asc, eq } from 'drizzle-orm';
 import type { Database } from '../db/client';
 import { connections } from '../db/schema';
+import { canonicalUuid } from '../src/common/uuid';
 import { findPlugin } from '../src/plugins/plugins';
 import { heartbeatWhileWaiting } from './provider-http';
 import type { SecretBox } from './secret-box';
@@ -64,11 +65,17 @@ export class ConnectionStore {
     return this.db.select().from(connections).where(and(...filters)).orderBy(asc(connections.createdAt));
   }
 
+  /**
+   * By id in either case, as the API's routes take it (`z.uuid()` accepts upper case too, and a
+   * run's input keeps the id as written); anything that is not a UUID names no connection.
+   */
   async get(organizationUuid: string, connectionUuid: string): Promise<ConnectionRow | undefined> {
+    const id = canonicalUuid(connectionUuid);
+    if (!id) return undefined;
     const rows = await this.db
       .select()
       .from(connections)
-      .where(and(eq(connections.organizationUuid, organizationUuid), eq(connections.connectionUuid, connectionUuid)));
+      .where(and(eq(connections.organizationUuid, organizationUuid), eq(connections.connectionUuid, id)));
     return rows[0];
   }
 

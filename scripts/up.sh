@@ -44,6 +44,8 @@ trap 'shutdown; exit 143' TERM HUP
 # The local UI decodes without a token (loopback callers only); a deployment keeps the default, token.
 export TEMPORAL_CODEC_AUTH=${TEMPORAL_CODEC_AUTH:-loopback}
 export TEMPORAL_UI_ORIGINS=${TEMPORAL_UI_ORIGINS:-http://127.0.0.1:${TEMPORAL_UI_PORT:-8233},http://localhost:${TEMPORAL_UI_PORT:-8233}}
+# The banner's and the run links' UI: the one the dev server above serves, on its port.
+export TEMPORAL_UI_URL=${TEMPORAL_UI_URL:-http://127.0.0.1:${TEMPORAL_UI_PORT:-8233}}
 # End-user account mail (verification and reset links): over SMTP when SMTP_URL is set, else to files.
 if [[ -n ${SMTP_URL:-} ]]; then
   log "end-user email goes out over SMTP (SMTP_URL)"

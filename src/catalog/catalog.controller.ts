@@ -1,18 +1,23 @@
 import { Controller, Get, Param, Query, UsePipes } from '@nestjs/common';
+import { z } from 'zod';
 import { AllowEndUsers, CurrentPrincipal, type Principal } from '../auth/principal';
 import { StorableTextPipe } from '../common/storable-text.pipe';
+import { SchemaValidationPipe } from '../common/validation';
 import { CatalogService } from './catalog.service';
 
+/** One prefix at most: `?prefix=a&prefix=b` is refused, not read as no filter. */
+const listTypesQuery = z.strictObject({ prefix: z.string().max(200).optional() });
+
 @Controller('workflows/types')
-@UsePipes(StorableTextPipe)
+@UsePipes(StorableTextPipe, SchemaValidationPipe)
 // End users see only the types exposed to them.
 @AllowEndUsers()
 export class CatalogController {
   constructor(private readonly catalog: CatalogService) {}
 
   @Get()
-  list(@CurrentPrincipal() principal: Principal, @Query('prefix') prefix?: string) {
-    return this.catalog.listTypesFor(principal, typeof prefix === 'string' ? prefix : undefined);
+  list(@CurrentPrincipal() principal: Principal, @Query({ schema: listTypesQuery }) query: z.output<typeof listTypesQuery>) {
+    return this.catalog.listTypesFor(principal, query.prefix);
   }
 
   @Get(':type')

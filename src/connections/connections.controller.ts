@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Use
 import { CurrentPrincipal, type Principal } from '../auth/principal';
 import { StorableTextPipe } from '../common/storable-text.pipe';
 import { SchemaValidationPipe } from '../common/validation';
-import { type CreateBody, ConnectionsService, createBody, type UpdateBody, updateBody } from './connections.service';
+import { type CreateBody, ConnectionsService, createBody, type ListQuery, listQuery, type UpdateBody, updateBody } from './connections.service';
 
 @Controller('connections')
 // The text check first: a NUL or a lone surrogate is named as such whatever else the schema finds.
@@ -16,8 +16,8 @@ export class ConnectionsController {
   }
 
   @Get()
-  list(@CurrentPrincipal() principal: Principal, @Query('plugin') plugin?: string) {
-    return this.connections.list(principal, typeof plugin === 'string' ? plugin : undefined);
+  list(@CurrentPrincipal() principal: Principal, @Query({ schema: listQuery }) query: ListQuery) {
+    return this.connections.list(principal, query.plugin || undefined);
   }
 
   @Get(':uuid')

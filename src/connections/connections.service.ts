@@ -8,9 +8,12 @@ import { CONFIG, CONNECTIONS } from '../common/di';
 import { zodProblems } from '../common/validation';
 import type { AppConfig } from '../config';
 import { findPlugin, plugins } from '../plugins/plugins';
-import { canonicalUuid } from '../common/uuid';
 
 const name = z.string().trim().min(1).max(100);
+/** One plugin at most: `?plugin=a&plugin=b` is refused, not read as no filter. */
+export const listQuery = z.strictObject({ plugin: z.string().max(100).optional().describe('Only connections of this plugin (empty: all)') });
+export type ListQuery = z.output<typeof listQuery>;
+
 export const createBody = z.strictObject({
   plugin: z.string().min(1),
   name,
@@ -72,8 +75,7 @@ export class ConnectionsService {
 
   /** Another organization's connection is reported exactly like a missing one. */
   private async require(principal: Principal, connectionUuid: string) {
-    const id = canonicalUuid(connectionUuid);
-    const row = id ? await this.store.get(principal.organization_uuid, id) : undefined;
+    const row = await this.store.get(principal.organization_uuid, connectionUuid);
     if (!row) throw notFound(`connection ${connectionUuid}`);
     return row;
   }

@@ -38,7 +38,16 @@ export const plugins: readonly PluginDefinition[] = [
     description: 'Database-host API credentials',
     secrets: z.strictObject({ api_token: z.string().min(1).max(4096).describe('API key of the database-host account') }),
     config: z.strictObject({
-      api_url: z.url({ protocol: /^https?$/ }).optional().describe('API root; default the provider public API'),
+      api_url: z
+        .url({ protocol: /^https?$/ })
+        // The token goes to paths built on this root: a query or fragment would swallow them.
+        .refine((value) => {
+          if (!URL.canParse(value)) return false;
+          const url = new URL(value);
+          return !url.search && !url.hash && !url.username && !url.password;
+        }, 'must be an API root without query, fragment or credentials')
+        .optional()
+        .describe('API root; default the provider public API'),
     }),
     fields: ['api_token', 'api_url?'],
     destination: { field: 'api_url', of: dbhostApiRoot },

@@ -74,6 +74,9 @@ describe('connections', () => {
       [{ plugin: 'dbhost', name: 'x', secrets: {} }, 'secrets.api_token', 'required'],
       [{ plugin: 'dbhost', name: 'x', secrets: { api_token: 't', extra: 1 } }, 'secrets.extra', 'unknown_field'],
       [{ plugin: 'dbhost', name: 'x', secrets: { api_token: 't' }, config: { api_url: 'not a url' } }, 'config.api_url', 'format:url'],
+      [{ plugin: 'dbhost', name: 'x', secrets: { api_token: 't' }, config: { api_url: 'https://dbhost.example.com/#f' } }, 'config.api_url', 'custom'],
+      [{ plugin: 'dbhost', name: 'x', secrets: { api_token: 't' }, config: { api_url: 'https://dbhost.example.com/?a=1' } }, 'config.api_url', 'custom'],
+      [{ plugin: 'dbhost', name: 'x', secrets: { api_token: 't' }, config: { api_url: 'https://u:p@dbhost.example.com' } }, 'config.api_url', 'custom'],
       [{ plugin: 'payments', name: 'x', secrets: {} }, 'secrets', 'custom'],
       [{ plugin: 'esign', secrets: { api_token: 't' } }, 'name', 'required'],
       [{ plugin: 'esign', name: 'x', secrets: { api_token: 't' } }, 'config.base_url', 'required'],
@@ -85,6 +88,21 @@ describe('connections', () => {
       expect(JSON.stringify(res.body)).not.toContain(SECRET);
     }
     expect((await api('/api/connections')).body.connections.length).toBe(before);
+  });
+
+  it('a list filter given twice is a 422 naming it, not an unfiltered list; the catalog prefix the same', async () => {
+    for (const [path, field] of [
+      ['/api/connections?plugin=esign&plugin=dbhost', 'plugin'],
+      ['/api/workflows/types?prefix=esign.&prefix=dbhost.', 'prefix'],
+      ['/api/connections?plugins=esign', 'plugins'],
+    ]) {
+      const res = await api(path);
+      expect(res.status).toBe(422);
+      expect(res.body.error.details).toEqual([expect.objectContaining({ field })]);
+    }
+    const esignOnly = await api('/api/connections?plugin=esign');
+    expect(esignOnly.status).toBe(200);
+    expect(esignOnly.body.connections.every((c: { plugin: string }) => c.plugin === 'esign')).toBe(true);
   });
 
   it('refuses a second connection with the same name in one organization (409)', async () => {

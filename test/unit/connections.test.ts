@@ -73,6 +73,16 @@ describe('ConnectionStore', () => {
     expect(wrongPlugin).toMatchObject({ type: 'connection_plugin_mismatch', nonRetryable: true });
   });
 
+  it('takes a connection id in upper case, as the routes and start inputs accept it', async () => {
+    const row = (await store.create('org_u', 'dbhost', 'upper', { api_token: 'napi_upper' }, { api_url: 'https://x' }))!;
+    const upper = row.connectionUuid.toUpperCase();
+    expect((await store.get('org_u', upper))?.connectionUuid).toBe(row.connectionUuid);
+    await expect(store.resolve({ organization_uuid: 'org_u', connection_uuid: upper, plugin: 'dbhost' })).resolves.toMatchObject({
+      secrets: { api_token: 'napi_upper' },
+    });
+    expect(await store.get('org_u', 'not-a-uuid')).toBeUndefined();
+  });
+
   it('refuses ciphertext moved to another tenant row', async () => {
     const a = (await store.create('org_a', 'esign', 'a', { api_token: 'token-a' }, { base_url: ESIGN_ROOT }))!;
     const b = (await store.create('org_b', 'esign', 'b', { api_token: 'token-b' }, { base_url: ESIGN_ROOT }))!;
