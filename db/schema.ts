@@ -172,7 +172,7 @@ export const entitlements = pgTable(
     eventType: text('event_type').notNull(),
     objectId: text('object_id'),
     eventMetadata: jsonb('event_metadata').notNull().default(sql`'{}'::jsonb`),
-    grantedAt: timestamp('granted_at', { withTimezone: true }).notNull().defaultNow(),
+    grantedAt: timestamp('granted_at', { withTimezone: true, precision: 3 }).notNull().defaultNow(),
   },
   (t) => [
     uniqueIndex('entitlements_org_source_event_idx').on(t.organizationUuid, t.sourceEventId),
