@@ -1,6 +1,10 @@
 import { z } from 'zod';
 
-const name = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,99}$/, 'must be a letter or _ followed by up to 99 letters, digits or _');
+const name = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,99}$/, 'must be a letter or _ followed by up to 99 letters, digits or _')
+  // Such a name would read or set what every object inherits (`__proto__`, `constructor`), not a field.
+  .refine((value) => !(value in Object.prototype), 'must not be a name every JavaScript object has (__proto__, constructor, toString …)');
 /** As the Dag runtime names steps: its states are running_<id>, its children <parent_id>.<id>. */
 const stepId = z.string().regex(/^[a-z][a-z0-9_]{0,62}$/, 'must be a lower-case letter followed by up to 62 lower-case letters, digits or _');
 

@@ -84,6 +84,24 @@ describe('POST /api/compositions', () => {
     expect(res.status).toBe(422);
     expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain('steps.0.id');
   });
+
+  it('refuses a free input or field named like what every object inherits, as an input name or as an inputs key', async () => {
+    const before = (await api('/api/compositions')).body.compositions.length;
+    for (const reserved of ['constructor', '__proto__', 'toString']) {
+      const asInput = await api('/api/compositions', {
+        body: { name: 'x', steps: [{ id: 'a', workflow_type: RESOURCES, inputs: { base_url: { from: 'input', name: reserved } } }] },
+      });
+      expect(asInput.status).toBe(422);
+      expect(asInput.body.error.details).toContainEqual(expect.objectContaining({ field: 'steps.0.inputs.base_url.name' }));
+      // Raw JSON: an object literal's "__proto__" would set the prototype, not send the key.
+      const asKey = await api('/api/compositions', {
+        rawBody: `{"name":"x","steps":[{"id":"a","workflow_type":"${RESOURCES}","inputs":{"${reserved}":{"const":"https://e.example/api"}}}]}`,
+      });
+      expect(asKey.status).toBe(422);
+      expect(asKey.body.error.details).toEqual([expect.objectContaining({ field: `steps.0.inputs.${reserved}` })]);
+    }
+    expect((await api('/api/compositions')).body.compositions.length).toBe(before);
+  });
 });
 
 describe('GET and PUT /api/compositions', () => {

@@ -105,6 +105,21 @@ describe('JSON nested far past the depth limit', () => {
   });
 });
 
+describe('keys that name what every object inherits', () => {
+  // Nest's validation pipe deletes them unseen: a strict schema passed, and data kept for the caller lost them.
+  it.each(['__proto__', 'constructor', 'prototype'])('%s in initial_data, however deep: 422 reserved_key naming it, no run', async (key) => {
+    const res = await as('/api/workflows/start', { rawBody: startBody(resourcesData(`"meta":{"list":[{"${key}":{"polluted":true}}]}`)) });
+    expectRefused(res, 422, { field: `initial_data.meta.list.0.${key}`, rule: 'reserved_key' });
+    expect(await runsStored()).toEqual([]);
+  });
+
+  it("__proto__ in a new connection's secrets: 422 reserved_key, no connection", async () => {
+    const res = await as('/api/connections', { rawBody: '{"plugin":"dbhost","name":"proto","secrets":{"api_token":"t","__proto__":{"x":1}}}' });
+    expectRefused(res, 422, { field: 'secrets.__proto__', rule: 'reserved_key' });
+    expect(await connectionsStored()).toEqual([]);
+  });
+});
+
 describe('forged list cursors', () => {
   const entitlementCursorAt = (time: string) => Buffer.from(`${time}|00000000-0000-4000-8000-000000000000`).toString('base64url');
   it.each([

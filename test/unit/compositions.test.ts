@@ -106,11 +106,18 @@ describe('compileComposition', () => {
     ['a step id every composed run uses as an output', [{ ...info(), id: 'summary' }], 'steps.0.id', 'reserved'],
     ['a free input named like an output of every composed run', [info({ api_token: { from: 'input', name: 'status' } })], 'steps.0.inputs.api_token', 'reserved'],
     ['a route step after steps that name no route', [info(), { id: 'r', workflow_type: 'route', inputs: {} }], 'steps.1.workflow_type', 'no_route_source'],
-    ['a mapping onto a name every object inherits', [info({ constructor: { const: 1 } })], 'steps.0.inputs.constructor', 'unknown_field'],
-    ['a mapping from a name every object inherits', [info(), del({ userid: { from: 'step', step: 'info', field: 'toString' } })], 'steps.1.inputs.userid', 'unknown_field'],
   ])('refuses %s, naming the step and field', (_what, list, field, rule) => {
     const cleaned = JSON.parse(JSON.stringify(list));
     expect(problemsOf(cleaned)).toContainEqual({ field, rule });
+  });
+
+  it.each([
+    ['onto', [info({ constructor: { const: 1 } })], ['steps', 0, 'inputs', 'constructor']],
+    ['from', [info(), del({ userid: { from: 'step', step: 'info', field: 'toString' } })], ['steps', 1, 'inputs', 'userid', 'field']],
+  ])('refuses in the body schema, before compiling, a mapping %s a name every object inherits', (_what, list, path) => {
+    const parsed = compositionBodySchema.safeParse({ name: 'n', steps: JSON.parse(JSON.stringify(list)) });
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues.map((i) => i.path)).toEqual([path]);
   });
 
   it('refuses, only when exposed to end users, a step whose type takes the end user from the token', () => {
