@@ -34,7 +34,17 @@ export const scheduleBodySchema = z
   .strictObject({
     workflow_type: z.string().min(1).max(200),
     initial_data: z.record(z.string(), z.unknown()),
-    cron: z.string().min(1).max(200).optional().describe('A cron expression, e.g. "0 9 * * 1-5" (Temporal\'s cron syntax)'),
+    cron: z
+      .string()
+      .min(1)
+      .max(200)
+      // Temporal takes a zone prefix too, and then refuses it beside timezone (default UTC) as "conflicting".
+      .refine((cron) => !/^\s*(CRON_)?TZ=/i.test(cron), {
+        message: 'must not start with CRON_TZ= or TZ=: give the zone as timezone',
+        params: { rule: 'cron_timezone_prefix' },
+      })
+      .optional()
+      .describe('A cron expression, e.g. "0 9 * * 1-5" (Temporal\'s cron syntax); the zone goes in timezone'),
     interval_seconds: z.int().min(1).max(MAX_INTERVAL_SECONDS).optional(),
     timezone: z
       .string()

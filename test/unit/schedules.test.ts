@@ -38,6 +38,14 @@ describe('schedule body', () => {
     ]);
   });
 
+  it.each(['CRON_TZ=Asia/Tokyo 0 9 * * *', ' tz=Asia/Tokyo 0 9 * * *'])('refuses a zone prefix in cron (%s), naming cron, not timezone', (cron) => {
+    const body = { ...base, cron };
+    const parsed = scheduleBodySchema.safeParse(body);
+    expect(fieldProblems(parsed.error!, body)).toEqual([
+      { field: 'cron', rule: 'cron_timezone_prefix', message: 'must not start with CRON_TZ= or TZ=: give the zone as timezone' },
+    ]);
+  });
+
   it('knows IANA zones', () => {
     expect(isTimeZone('Europe/Berlin')).toBe(true);
     expect(isTimeZone('UTC')).toBe(true);
