@@ -71,9 +71,11 @@ def module_name(workflow_type: str) -> str:
 
 
 def module_names(workflow_types: list[str]) -> dict[str, str]:
-    """Each workflow type's module name, distinct: types that fold to one name (`a.b-c`, `a-b.c`)
-    get `_2`, `_3` … after the first, in the order given (sorted: stable while the catalog is).
-    One module of two types would be the last one written, and the first type would have none.
+    """Each workflow type's module name, distinct.
+
+    Types that fold to one name (`a.b-c`, `a-b.c`) get `_2`, `_3` … after the first, in the order
+    given (sorted: stable while the catalog is). One module of two types would be the last one
+    written, and the first type would have none.
     """
     taken: set[str] = set()
     names: dict[str, str] = {}
