@@ -1,3 +1,6 @@
+import { EVENT_TEXT_MAX } from '../workflows/payments/event-fields';
+import { findUnstorableText } from '../workflows/runtime/storable-text';
+
 /** The fields payments.webhooks.receive reads out of a provider event, whatever its object. */
 export interface NormalisedEvent {
   event_id: string;
@@ -22,8 +25,10 @@ const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ?
 /** An id field the provider returns either as the id or, when expanded, as the object carrying it. */
 const idOf = (v: unknown): string | null => text(v) ?? (isObject(v) ? text(v.id) : null);
 
+type Reader = (o: Json) => Pick<NormalisedEvent, 'client_reference_id' | 'customer_id' | 'subscription_id' | 'payment_status'>;
+
 /** Per object kind: where its customer, subscription and payment status are. */
-const readers: Record<string, (o: Json) => Pick<NormalisedEvent, 'client_reference_id' | 'customer_id' | 'subscription_id' | 'payment_status'>> = {
+const readers: Record<string, Reader> = {
   'checkout.session': (o) => ({
     client_reference_id: text(o.client_reference_id),
     customer_id: idOf(o.customer),
@@ -59,9 +64,11 @@ export function normaliseEvent(payload: string): NormalisedEvent {
   const type = text(event.type);
   const object = isObject(event.data) ? event.data.object : undefined;
   if (!id || !type || !isObject(object)) throw new PayloadInvalid('the payload is not an event: id, type and data.object are required');
-  const reader = readers[String(object.object)];
+  // Own properties only: a kind such as `__proto__` or `constructor` names no reader.
+  const kind = String(object.object);
+  const reader = Object.hasOwn(readers, kind) ? readers[kind] : undefined;
   const empty = { client_reference_id: null, customer_id: null, subscription_id: null, payment_status: null };
-  return {
+  const normalised: NormalisedEvent = {
     event_id: id,
     event_type: type,
     livemode: event.livemode === true,
@@ -69,4 +76,20 @@ export function normaliseEvent(payload: string): NormalisedEvent {
     ...(reader ? reader(object) : empty),
     event_metadata: isObject(object.metadata) ? object.metadata : {},
   };
+  checkStorable(normalised);
+  return normalised;
+}
+
+/**
+ * The fields are stored (the event id in payment_events, all of them in the runs' data) and handed
+ * to the grant: what Postgres or the grant's input would refuse is refused here, before the event is claimed.
+ */
+function checkStorable(event: NormalisedEvent): void {
+  const unstorable = findUnstorableText(event);
+  if (unstorable) throw new PayloadInvalid(`the event's ${unstorable.field} ${unstorable.message}`);
+  for (const [field, value] of Object.entries(event)) {
+    if (typeof value === 'string' && value.length > EVENT_TEXT_MAX) {
+      throw new PayloadInvalid(`the event's ${field} is ${value.length} characters long; the limit is ${EVENT_TEXT_MAX}`);
+    }
+  }
 }

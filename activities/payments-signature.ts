@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { SIGNATURE_MAX } from '../workflows/payments/event-fields';
 
 /** Default of PAYMENTS_WEBHOOK_TOLERANCE_SECONDS: the provider's own libraries accept 300 s either way. */
 export const DEFAULT_TOLERANCE_SECONDS = 300;
@@ -45,6 +46,10 @@ const HEX_SIGNATURE = /^[0-9a-f]{64}$/;
 export function verifySignature(check: SignatureCheck): number {
   const header = check.header?.trim();
   if (!header) throw new SignatureRefusal('SIGNATURE_MISSING', 'the signature header is missing or empty');
+  // The receive run takes the header as its input, bounded so: a longer one verified here would start a run that cannot.
+  if (check.header!.length > SIGNATURE_MAX) {
+    throw new SignatureRefusal('SIGNATURE_MALFORMED', `the signature header is ${check.header!.length} characters long; the limit is ${SIGNATURE_MAX}`);
+  }
   let timestamp: string | undefined;
   const signatures: Buffer[] = [];
   for (const item of header.split(',')) {

@@ -3,17 +3,18 @@ import { ANY_STATE, defineWorkflow, failureFields } from './runtime/definition';
 import { StepFailure } from './runtime/failure';
 import { payments } from './payments/activities';
 import { GRANT_ON_PAYMENT } from './payments-webhooks-receive';
+import { eventText } from './payments/event-fields';
 
-/** The normalised fields of payments.webhooks.receive: a receiver chain passes them on by name. */
+/** The normalised fields of payments.webhooks.receive, with the bound it holds them to: a receiver chain passes them on by name. */
 const input = z.strictObject({
-  event_id: z.string().min(1).max(255).describe('The source event: one entitlement per event id and organization'),
-  event_type: z.string().min(1).max(255),
+  event_id: eventText.min(1).describe('The source event: one entitlement per event id and organization'),
+  event_type: eventText.min(1),
   livemode: z.boolean().optional(),
-  object_id: z.string().max(255).nullable().optional(),
-  client_reference_id: z.string().max(255).nullable().optional().describe('The paying subject, when checkout carried one'),
-  customer_id: z.string().max(255).nullable().optional().describe('The paying subject otherwise'),
-  subscription_id: z.string().max(255).nullable().optional(),
-  payment_status: z.string().max(255).nullable().optional(),
+  object_id: eventText.nullable().optional(),
+  client_reference_id: eventText.nullable().optional().describe('The paying subject, when checkout carried one'),
+  customer_id: eventText.nullable().optional().describe('The paying subject otherwise'),
+  subscription_id: eventText.nullable().optional(),
+  payment_status: eventText.nullable().optional(),
   event_metadata: z.record(z.string(), z.unknown()).optional(),
 });
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ANY_STATE, defineWorkflow, failureFields } from './runtime/definition';
 import { payments } from './payments/activities';
+import { SIGNATURE_MAX } from './payments/event-fields';
 
 export const GRANT_ON_PAYMENT = 'payments.access.grant_on_payment';
 
@@ -39,7 +40,7 @@ export const FAILURE_LAYERS: Readonly<Record<string, number>> = {
 const input = z.strictObject({
   cloud_connection_uuid: z.uuid().describe("A payments connection of the run's organization (the customer's own provider account)"),
   payload: z.string().min(1).max(1_048_576).describe('The raw request body exactly as received'),
-  signature: z.string().max(8192).describe("The provider's signature header value (Stripe-Signature)"),
+  signature: z.string().max(SIGNATURE_MAX).describe("The provider's signature header value (Stripe-Signature)"),
   webhook_secret: z.string().min(8).max(512).optional().describe('Endpoint signing secret; by default the connection\'s'),
   webhook_secret_key: z.string().min(1).max(64).optional().describe("A name in the connection's webhook_secrets"),
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { grantOnPayment } from './payments-access-grant-on-payment';
 import { GRANT_ON_PAYMENT } from './payments-webhooks-receive';
+import { SIGNATURE_MAX } from './payments/event-fields';
 import { dagOutput, defineDag } from './runtime/dag';
 import { type DagPlan, ROUTE } from './runtime/dag-plan';
 import type { WorkflowDefinition } from './runtime/definition';
@@ -36,7 +37,7 @@ const routed: Readonly<Record<string, WorkflowDefinition>> = { [GRANT_ON_PAYMENT
 const input = z.strictObject({
   cloud_connection_uuid: z.uuid().describe("The payments connection the event was delivered to"),
   payload: z.string().min(1).max(1_048_576).describe('The raw request body exactly as received'),
-  signature: z.string().max(8192).describe("The provider's signature header value"),
+  signature: z.string().max(SIGNATURE_MAX).describe("The provider's signature header value"),
   webhook_secret_key: z.string().min(1).max(64).optional().describe("The connection's named secret that verified the delivery; absent for its default"),
 });
 

@@ -51,6 +51,14 @@ describe('verifySignature against the provider library', () => {
     expect(refusal(() => verify(payload, '  '))).toBe('SIGNATURE_MISSING');
   });
 
+  it('refuses a header longer than the receive run takes (8192), however well it verifies: SIGNATURE_MALFORMED', () => {
+    const header = `${sign(payload, SECRET)},x=${'a'.repeat(8300)}`;
+    expect(new Stripe('sk_test_engine_tests_only').webhooks.constructEvent(payload, header, SECRET)).toBeTruthy();
+    expect(refusal(() => verify(payload, header))).toBe('SIGNATURE_MALFORMED');
+    const longest = `${sign(payload, SECRET)},x=`;
+    expect(verify(payload, longest + 'a'.repeat(8192 - longest.length))).toBe(0);
+  });
+
   it('refuses a header without t or without a v1: SIGNATURE_MALFORMED', () => {
     const v1 = sign(payload, SECRET).split(',')[1];
     expect(refusal(() => verify(payload, v1))).toBe('SIGNATURE_MALFORMED');
@@ -141,6 +149,43 @@ describe('normaliseEvent and the route table', () => {
     expect(route(subscriptionEvent())).toBeNull();
     expect(route(paymentIntentEvent())).toBeNull();
     expect(route(chargeEvent())).toBeNull();
+  });
+
+  it('reads an object kind naming an Object.prototype member (__proto__, constructor, toString) as an unknown kind', () => {
+    for (const kind of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+      const event = chargeEvent();
+      const object = { ...(event.data.object as object), object: kind, event_id: 'evt_forged', livemode: true };
+      expect(normalise({ ...event, data: { object } })).toEqual({
+        event_id: event.id,
+        event_type: event.type,
+        livemode: false,
+        object_id: (event.data.object as { id: string }).id,
+        client_reference_id: null,
+        customer_id: null,
+        subscription_id: null,
+        payment_status: null,
+        event_metadata: (event.data.object as { metadata: object }).metadata,
+      });
+    }
+  });
+
+  it('refuses fields Postgres cannot store or the grant cannot take: PAYLOAD_INVALID naming the field', () => {
+    const refusal = (body: string) => {
+      try {
+        normaliseEvent(body);
+      } catch (err) {
+        if (err instanceof PayloadInvalid) return err.message;
+        throw err;
+      }
+      throw new Error('accepted');
+    };
+    const event = checkoutSession();
+    expect(refusal(JSON.stringify(event).replace(event.id, 'evt_\\u0000x'))).toMatch(/event_id must not contain the NUL character/);
+    expect(refusal(JSON.stringify(checkoutSession(undefined, { metadata: { plan: 'p\u0000' } })))).toMatch(/event_metadata\.plan must not contain the NUL/);
+    expect(refusal(JSON.stringify(checkoutSession(undefined, { customer: 'cus_\ud800' })))).toMatch(/customer_id must be well-formed Unicode/);
+    expect(refusal(JSON.stringify(checkoutSession(undefined, {}, `evt_${'a'.repeat(296)}`)))).toMatch(/event_id is 300 characters long; the limit is 255/);
+    expect(refusal(JSON.stringify(checkoutSession(undefined, { client_reference_id: 'u'.repeat(256) })))).toMatch(/client_reference_id is 256 characters/);
+    expect(normalise(checkoutSession(undefined, {}, `evt_${'a'.repeat(251)}`)).event_id).toHaveLength(255);
   });
 
   it('refuses what is not an event: PAYLOAD_INVALID', () => {
