@@ -58,9 +58,9 @@ const normalised = {
   event_metadata: z.record(z.string(), z.unknown()).optional().describe("The event object's metadata"),
 };
 
+/** Without the payload (unechoed_fields): the event is what the normalised fields say, and the raw body may be 1 MiB. */
 const output = z.object({
   cloud_connection_uuid: z.string(),
-  payload: z.string(),
   signature: z.string(),
   webhook_secret: z.string().optional().describe('Always "[redacted]" when given'),
   webhook_secret_key: z.string().optional(),
@@ -90,6 +90,7 @@ export const receive = defineWorkflow({
   exposed_to_end_users: false,
   prerequisites: [{ plugin: 'payments', description: "The organization's payment-provider webhook signing secrets" }],
   secret_fields: ['webhook_secret'],
+  unechoed_fields: ['payload'],
   outbound_url_fields: [],
   failure_stamp: 'failed_action',
   failed_layer_of: (failure) => FAILURE_LAYERS[failure.failure_type] ?? 0,

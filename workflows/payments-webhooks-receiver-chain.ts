@@ -46,12 +46,14 @@ export const receiverChain = defineDag({
   version: '1.0',
   description: 'A verified payment webhook: payments.webhooks.receive, then the workflow its route_workflow_type names (none when null)',
   input,
+  // The payload is handed to the receive step only: echoed by the chain it would make its result
+  // too large for Temporal (2 MiB) for a body near the ingress's 1 MiB.
   output: dagOutput(plan, {
     cloud_connection_uuid: z.string(),
-    payload: z.string(),
     signature: z.string(),
     webhook_secret_key: z.string().optional(),
   }),
+  unechoed_fields: ['payload'],
   plan,
   exposed_to_end_users: false,
   resolveDefinition: (workflowType) => routed[workflowType],

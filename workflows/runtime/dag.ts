@@ -122,6 +122,7 @@ export interface DagSpec<I extends z.ZodType, O extends z.ZodType> {
   plan: DagPlan;
   exposed_to_end_users: boolean;
   secret_fields?: string[];
+  unechoed_fields?: string[];
   outbound_url_fields?: string[];
   organization_field?: string;
   idempotency_key_field?: string;
@@ -200,6 +201,7 @@ export function defineDag<I extends z.ZodType, O extends z.ZodType>(spec: DagSpe
     exposed_to_end_users: spec.exposed_to_end_users,
     prerequisites: [],
     secret_fields: spec.secret_fields ?? [],
+    unechoed_fields: spec.unechoed_fields,
     outbound_url_fields: spec.outbound_url_fields ?? [],
     organization_field: spec.organization_field,
     idempotency_key_field: spec.idempotency_key_field,

@@ -74,6 +74,12 @@ export interface WorkflowDefinition<I extends z.ZodType = z.ZodType, O extends z
   prerequisites: Prerequisite[];
   /** Input fields never shown in clear: replaced by "[redacted]" in outputs, history and projection. */
   secret_fields: string[];
+  /**
+   * Inputs a run consumes without echoing them: left out of its result, its terminal state_data
+   * and its failure's output (a retry's checkpoint keeps them). For an input as large as a raw
+   * webhook body: Temporal refuses a result over 2 MiB, and a run whose result it refuses never ends.
+   */
+  unechoed_fields?: string[];
   /** URL inputs the worker will call: checked at start against the outbound policy (https unless ALLOW_HTTP_HOSTS; an address literal must be public or in OUTBOUND_ALLOW). */
   outbound_url_fields: string[];
   /**

@@ -114,7 +114,7 @@ class Machine {
         }
         next = await this.take(next.action);
       }
-      return redact(this.data, this.def.secret_fields);
+      return this.output(this.data);
     } catch (err) {
       if (!isCancellation(err)) throw err;
       return this.failCancelled(err, next);
@@ -214,7 +214,7 @@ class Machine {
 
   /** Ends the Temporal execution as Failed, carrying where a retry would pick the run up. */
   private throwFailed(resumeFrom: { state: string; data: RunData; next: NonNullable<Next> } | undefined): never {
-    const output = redact(this.data, this.def.secret_fields);
+    const output = this.output(this.data);
     const details: FailedRunDetails = {
       checkpoint: resumeFrom && { ...resumeFrom, seq: this.seq, attempt: this.attempt, ...this.carried() },
       output,
@@ -225,6 +225,13 @@ class Machine {
       nonRetryable: true,
       details: [details],
     });
+  }
+
+  /** What a run shows of its data once it ended: secrets redacted, unechoed inputs left out. */
+  private output(data: RunData): RunData {
+    const unechoed = this.def.unechoed_fields ?? [];
+    const shown = unechoed.length ? Object.fromEntries(Object.entries(data).filter(([field]) => !unechoed.includes(field))) : data;
+    return redact(shown, this.def.secret_fields);
   }
 
   /** Only when a handler kept something: checkpoints of types that never do stay as they were. */
@@ -248,7 +255,7 @@ class Machine {
       at: nowIso(),
       data: redact(patch, this.def.secret_fields),
       terminal: target.terminal
-        ? { status: this.terminalStatus(target.success), state_data: redact(stateData, this.def.secret_fields) }
+        ? { status: this.terminalStatus(target.success), state_data: this.output(stateData) }
         : undefined,
     };
     const recorded = () => {

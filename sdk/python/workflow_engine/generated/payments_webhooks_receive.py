@@ -64,7 +64,6 @@ class Output(BaseModel):
         extra="forbid",
     )
     cloud_connection_uuid: str
-    payload: str
     signature: str
     webhook_secret: Annotated[
         str | None, Field(description='Always "[redacted]" when given')

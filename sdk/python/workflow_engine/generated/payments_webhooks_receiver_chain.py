@@ -187,7 +187,6 @@ class Output(BaseModel):
         Field(description="02_route: the state_data of child route"),
     ] = None
     cloud_connection_uuid: str
-    payload: str
     signature: str
     webhook_secret_key: str | None = None
 

@@ -929,7 +929,6 @@ export interface PaymentsWebhooksReceiveInput {
 
 export interface PaymentsWebhooksReceiveOutput {
   cloud_connection_uuid: string;
-  payload: string;
   signature: string;
   /**
    * Always "[redacted]" when given
@@ -1074,7 +1073,6 @@ export interface PaymentsWebhooksReceiverChainOutput {
     [k: string]: unknown | undefined;
   } | null;
   cloud_connection_uuid: string;
-  payload: string;
   signature: string;
   webhook_secret_key?: string;
 }
