@@ -52,15 +52,22 @@ export const ownsClaim = isWithinRun;
  * the run holding the claim, and whether this call made it.
  */
 export async function claimEvent(db: Database, claim: { connection_uuid: string; event_id: string; organization_uuid: string; workflow_id: string }) {
-  const key = and(eq(paymentEvents.connectionUuid, claim.connection_uuid), eq(paymentEvents.eventId, claim.event_id));
   const [inserted] = await db
     .insert(paymentEvents)
     .values({ connectionUuid: claim.connection_uuid, eventId: claim.event_id, organizationUuid: claim.organization_uuid, workflowId: claim.workflow_id })
     .onConflictDoNothing()
     .returning();
   if (inserted) return { workflow_id: inserted.workflowId, claimed: true };
-  const [existing] = await db.select().from(paymentEvents).where(key);
-  return { workflow_id: existing.workflowId, claimed: false };
+  return { workflow_id: (await claimantOf(db, claim.connection_uuid, claim.event_id))!, claimed: false };
+}
+
+/** The run holding the claim on an event, if any. */
+async function claimantOf(db: Database, connectionUuid: string, eventId: string): Promise<string | undefined> {
+  const [existing] = await db
+    .select({ workflowId: paymentEvents.workflowId })
+    .from(paymentEvents)
+    .where(and(eq(paymentEvents.connectionUuid, connectionUuid), eq(paymentEvents.eventId, eventId)));
+  return existing?.workflowId;
 }
 
 /**
@@ -89,21 +96,28 @@ function callingWorkflowId(): string {
 const refuse = (message: string, type: string) => ApplicationFailure.nonRetryable(message, type);
 
 export function createPaymentsActivities(config: PaymentsConfig) {
-  /** webhook_secret if given; else the named one (missing: fail closed); else the connection's default. */
-  async function secretFor(req: ReceiveRequest): Promise<string> {
+  /**
+   * webhook_secret if given; else the named one (missing: fail closed); else the connection's
+   * default. `own`: whether it is one of the connection's secrets, the only ones that prove the
+   * provider sent the event to this connection.
+   */
+  async function secretFor(req: ReceiveRequest): Promise<{ secret: string; own: boolean }> {
     const { secrets } = await config.connections.resolve({
       organization_uuid: req.organization_uuid,
       connection_uuid: req.cloud_connection_uuid,
       plugin: 'payments',
     });
-    if (req.webhook_secret) return req.webhook_secret;
     const stored = webhookSecrets(secrets);
+    if (req.webhook_secret) {
+      const own = req.webhook_secret === stored.fallback || [...stored.named.values()].includes(req.webhook_secret);
+      return { secret: req.webhook_secret, own };
+    }
     if (req.webhook_secret_key !== undefined) {
       const named = stored.named.get(req.webhook_secret_key);
       if (!named) {
         throw refuse(`connection ${req.cloud_connection_uuid} has no webhook secret named ${req.webhook_secret_key}`, 'WEBHOOK_SECRET_NOT_FOUND');
       }
-      return named;
+      return { secret: named, own: true };
     }
     if (!stored.fallback) {
       throw refuse(
@@ -111,13 +125,18 @@ export function createPaymentsActivities(config: PaymentsConfig) {
         'WEBHOOK_SECRET_NOT_FOUND',
       );
     }
-    return stored.fallback;
+    return { secret: stored.fallback, own: true };
   }
 
   return {
-    /** Verifies, parses and claims one delivery; nothing is parsed before the signature holds. */
+    /**
+     * Verifies, parses and claims one delivery; nothing is parsed before the signature holds.
+     * Only an event verified with the connection's own secret is claimed: one signed with a
+     * secret the caller chose proves nothing about the provider, and must not turn the
+     * provider's own delivery of that event id into a duplicate.
+     */
     async receivePaymentEvent(req: ReceiveRequest): Promise<NormalisedEvent> {
-      const secret = await secretFor(req);
+      const { secret, own } = await secretFor(req);
       const workflowId = callingWorkflowId();
       const receivedAt = (await deliveryReceivedAt(config.db, req.cloud_connection_uuid, workflowId)) ?? new Date();
       let event: NormalisedEvent;
@@ -134,13 +153,9 @@ export function createPaymentsActivities(config: PaymentsConfig) {
         if (err instanceof SignatureRefusal || err instanceof PayloadInvalid) throw refuse(err.message, err.code);
         throw err;
       }
-      const { workflow_id: claimant } = await claimEvent(config.db, {
-        connection_uuid: req.cloud_connection_uuid,
-        event_id: event.event_id,
-        organization_uuid: req.organization_uuid,
-        workflow_id: workflowId,
-      });
-      if (!ownsClaim(claimant, workflowId)) {
+      const claim = { connection_uuid: req.cloud_connection_uuid, event_id: event.event_id, organization_uuid: req.organization_uuid, workflow_id: workflowId };
+      const claimant = own ? (await claimEvent(config.db, claim)).workflow_id : await claimantOf(config.db, claim.connection_uuid, claim.event_id);
+      if (claimant !== undefined && !ownsClaim(claimant, workflowId)) {
         throw refuse(`event ${event.event_id} was already accepted on this connection (run ${claimant})`, 'EVENT_REPLAYED');
       }
       return event;
