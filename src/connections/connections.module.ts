@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
+import { CompositionsModule } from '../compositions/compositions.module';
 import { ConnectionsController } from './connections.controller';
 import { ConnectionsService } from './connections.service';
 
-@Module({ controllers: [ConnectionsController], providers: [ConnectionsService] })
+@Module({ imports: [CompositionsModule], controllers: [ConnectionsController], providers: [ConnectionsService] })
 export class ConnectionsModule {}

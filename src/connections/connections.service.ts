@@ -8,6 +8,8 @@ import { CONFIG, CONNECTIONS } from '../common/di';
 import { zodProblems } from '../common/validation';
 import type { AppConfig } from '../config';
 import { findPlugin, plugins } from '../plugins/plugins';
+import { CompositionsService } from '../compositions/compositions.service';
+import { INGRESS_INPUTS, inputsNoDeliveryGives } from '../payments/receiver-chain';
 
 const name = z.string().trim().min(1).max(100);
 /** One plugin at most: `?plugin=a&plugin=b` is refused, not read as no filter. */
@@ -33,6 +35,7 @@ export class ConnectionsService {
   constructor(
     @Inject(CONNECTIONS) private readonly store: ConnectionStore,
     @Inject(CONFIG) private readonly config: AppConfig,
+    private readonly compositions: CompositionsService,
   ) {}
 
   private validatePluginFields(pluginName: string, secrets?: unknown, config?: unknown) {
@@ -60,8 +63,24 @@ export class ConnectionsService {
     };
   }
 
+  /**
+   * A payments connection's receiver is started by the ingress with what a delivery gives: a
+   * composition requiring any other input could never start, and every event would be refused.
+   * One the organization does not have is left to the ingress (404 at delivery, nothing stored).
+   */
+  private async checkReceiver(principal: Principal, plugin: string, config: Record<string, unknown> | undefined) {
+    const type = config?.receiver_workflow_type;
+    if (plugin !== 'payments' || typeof type !== 'string') return;
+    const def = await this.compositions.findDefinition(principal.organization_uuid, type);
+    const missing = def ? inputsNoDeliveryGives(def) : [];
+    if (!missing.length) return;
+    const message = `${type} requires ${missing.join(', ')}, which no delivery gives: its free inputs may only be ${INGRESS_INPUTS.join(', ')}, or optional`;
+    throw validationFailed([{ field: 'config.receiver_workflow_type', rule: 'receiver_inputs', message }]);
+  }
+
   async create(principal: Principal, body: CreateBody) {
     const { secrets, config } = this.validatePluginFields(body.plugin, body.secrets, body.config);
+    await this.checkReceiver(principal, body.plugin, config);
     const row = await this.store.create(principal.organization_uuid, body.plugin, body.name, secrets!, config!);
     if (!row) throw new ApiError(409, 'connection_name_taken', `a connection named "${body.name}" already exists`);
     const view = connectionView(row);
@@ -87,6 +106,7 @@ export class ConnectionsService {
   async update(principal: Principal, connectionUuid: string, body: UpdateBody) {
     const row = await this.require(principal, connectionUuid);
     const { secrets, config } = this.validatePluginFields(row.plugin, body.secrets, body.config);
+    await this.checkReceiver(principal, row.plugin, config);
     if (config !== undefined && secrets === undefined) this.requireSecretsToMove(row, config);
     try {
       return connectionView(await this.store.update(row, { name: body.name, secrets, config }));
