@@ -12,8 +12,10 @@ export interface LimitsConfig {
   /** Objects and arrays nested in any JSON request body, checked before anything else reads it. */
   bodyMaxDepth: number;
   streamsPerToken: number;
-  /** POSTs to one webhook ingress endpoint per minute (it carries no token to count by). */
+  /** POSTs to one webhook ingress endpoint per minute (it carries no token to count by); verified deliveries only on the payments ingress. */
   ingressPerMinuteEndpoint: number;
+  /** Refused (unverified) payments-ingress requests per client address per minute. */
+  ingressRefusedPerMinuteClient: number;
 }
 
 export function loadLimits(env: NodeJS.ProcessEnv): LimitsConfig {
@@ -30,5 +32,6 @@ export function loadLimits(env: NodeJS.ProcessEnv): LimitsConfig {
     bodyMaxDepth,
     streamsPerToken: envInteger(env, 'SSE_MAX_STREAMS_PER_TOKEN', 100),
     ingressPerMinuteEndpoint: envInteger(env, 'RATE_LIMIT_INGRESS_PER_MINUTE_ENDPOINT', 600),
+    ingressRefusedPerMinuteClient: envInteger(env, 'RATE_LIMIT_INGRESS_REFUSED_PER_MINUTE_CLIENT', 60),
   };
 }

@@ -4,17 +4,21 @@ import { Public } from '../auth/principal';
 import { StorableTextPipe } from '../common/storable-text.pipe';
 import { PaymentsIngressService } from './payments-ingress.service';
 import type { RawBodyRequest } from '../common/raw-body';
+import { IngressLimiter } from '../limits/ingress-limiter';
 import { RequestLimit } from '../limits/request-limit';
 
 /** The provider's endpoint for an organization's payments connection: authenticated by the signature alone. */
 @Controller('hooks/payments')
 @UsePipes(StorableTextPipe)
 export class PaymentsIngressController {
-  constructor(private readonly ingress: PaymentsIngressService) {}
+  constructor(
+    private readonly ingress: PaymentsIngressService,
+    private readonly limiter: IngressLimiter,
+  ) {}
 
   @Public()
   @Post(':connection_uuid')
-  @RequestLimit('ingress')
+  @RequestLimit('signed-ingress')
   @HttpCode(202)
   async receive(
     @Param('connection_uuid') connectionUuid: string,
@@ -23,7 +27,10 @@ export class PaymentsIngressController {
     @Req() req: RawBodyRequest,
     @Res({ passthrough: true }) res: Response,
   ) {
-    const answer = await this.ingress.receive(connectionUuid, req.rawBody ?? Buffer.alloc(0), stripeSignature ?? webhookSignature);
+    const answer = await this.ingress.receive(connectionUuid, req.rawBody ?? Buffer.alloc(0), stripeSignature ?? webhookSignature, {
+      verified: () => this.limiter.verified(connectionUuid, res),
+      refused: () => this.limiter.refused(req, res),
+    });
     res.status(answer.status);
     return answer.body;
   }

@@ -13,14 +13,22 @@ import type { WorkflowDefinition } from '../../workflows/runtime/definition';
 import { CatalogService } from '../catalog/catalog.service';
 import { ApiError, notFound } from '../common/api-error';
 import { CONFIG, CONNECTIONS, DATABASE, TEMPORAL_CLIENTS } from '../common/di';
+import { isDatabaseUnavailable, isTemporalUnavailable } from '../common/unavailable';
+import { zodProblems } from '../common/validation';
 import type { AppConfig } from '../config';
 import { launchRun } from '../runs/launch';
 import type { TemporalClients } from '../temporal-clients';
-import { chainWorkflowId, receiverWorkflowType } from './receiver-chain';
+import { chainWorkflowId, INGRESS_INPUTS, inputsNoDeliveryGives, receiverWorkflowType } from './receiver-chain';
 
 export type IngressAnswer =
   | { status: 202; body: { received: true; workflow_id: string; event_id: string } }
   | { status: 200; body: { received: true; duplicate: true; workflow_id: string } };
+
+/** The rate limits one request spends (IngressLimiter): they throw the 429 when spent. */
+export interface IngressLimits {
+  verified(): Promise<void>;
+  refused(): Promise<void>;
+}
 
 /** A payments connection's signing secrets, each with the webhook_secret_key that names it to the receive run. */
 function candidateSecrets(secrets: Record<string, unknown>): Array<{ key?: string; secret: string }> {
@@ -33,6 +41,29 @@ function declaredInputs(def: WorkflowDefinition, data: Record<string, unknown>):
   if (!(def.input instanceof z.ZodObject)) return data;
   const shape = def.input.shape as Record<string, unknown>;
   return Object.fromEntries(Object.entries(data).filter(([field, value]) => field in shape && value !== undefined));
+}
+
+/**
+ * The receiver's input for this delivery, checked as the run will check it: a delivery its
+ * receiver cannot start with is refused before the event is claimed, not accepted and then lost.
+ */
+function startInput(def: WorkflowDefinition, given: Record<string, unknown>): Record<string, unknown> {
+  const missing = inputsNoDeliveryGives(def);
+  if (missing.length) {
+    const message = `config.receiver_workflow_type: the receiver ${def.workflow_type} requires ${missing.join(', ')}, which no delivery gives (a delivery gives ${INGRESS_INPUTS.join(', ')})`;
+    throw new ApiError(400, 'RECEIVER_INPUT_INVALID', message, missing.map((field) => ({ field: `initial_data.${field}`, rule: 'required', message: 'no delivery gives it' })));
+  }
+  const data = declaredInputs(def, given);
+  const parsed = def.input.safeParse(data);
+  if (parsed.success) return data;
+  const problems = zodProblems(parsed.error, data, 'initial_data');
+  const code = problems.some((p) => p.field === 'initial_data.payload')
+    ? 'PAYLOAD_INVALID'
+    : problems.some((p) => p.field === 'initial_data.signature')
+      ? 'SIGNATURE_MALFORMED'
+      : 'RECEIVER_INPUT_INVALID';
+  const message = `the receiver ${def.workflow_type} cannot start with this delivery: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`;
+  throw new ApiError(400, code, message, problems);
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -59,9 +90,13 @@ export class PaymentsIngressService {
   /**
    * Verifies one delivery with the same function the receive run uses, then starts the
    * connection's receiver chain, once per event id: nothing is started or stored for a refusal.
+   * Each request spends one rate limit: a verified one its connection's, any other its sender's.
    */
-  async receive(connectionUuid: string, body: Buffer, signature: string | undefined): Promise<IngressAnswer> {
-    const connection = await this.paymentsConnection(connectionUuid);
+  async receive(connectionUuid: string, body: Buffer, signature: string | undefined, limits: IngressLimits): Promise<IngressAnswer> {
+    const connection = await this.paymentsConnection(connectionUuid).catch(async (err: unknown) => {
+      if (err instanceof ApiError) await limits.refused();
+      throw err;
+    });
     const candidates = candidateSecrets(this.connections.decrypt(connection));
     let matched: number;
     try {
@@ -73,13 +108,16 @@ export class PaymentsIngressService {
         nowSeconds: Math.floor(Date.now() / 1000),
       });
     } catch (err) {
-      if (err instanceof SignatureRefusal) throw refused(err.code, err.message);
-      throw err;
+      if (!(err instanceof SignatureRefusal)) throw err;
+      await limits.refused();
+      throw refused(err.code, err.message);
     }
+    await limits.verified();
     const { payload, event } = this.parse(body);
     const org = connection.organizationUuid;
-    // Before the event is claimed: a receiver that cannot start (a deleted composition) stores nothing.
+    // Before the event is claimed: a receiver that cannot start (a deleted composition, an input it refuses) stores nothing.
     const receiver = await this.catalog.resolve(receiverWorkflowType(connection.config as Record<string, unknown>), org);
+    const input = startInput(receiver, { cloud_connection_uuid: connectionUuid, payload, signature: signature!, webhook_secret_key: candidates[matched].key });
     const workflowId = chainWorkflowId(connectionUuid, event.event_id);
     const claim = await claimEvent(this.db, { connection_uuid: connectionUuid, event_id: event.event_id, organization_uuid: org, workflow_id: workflowId });
     const duplicate = { status: 200 as const, body: { received: true as const, duplicate: true as const, workflow_id: claim.workflow_id } };
@@ -87,8 +125,16 @@ export class PaymentsIngressService {
     // Claimed by a delivery that did not get to start the chain: this delivery (its signature) is the one handed on.
     if (!claim.claimed) await this.db.update(paymentEvents).set({ acceptedAt: new Date() }).where(and(eq(paymentEvents.connectionUuid, connectionUuid), eq(paymentEvents.eventId, event.event_id)));
     // Started at most once, by its id.
-    const input = { cloud_connection_uuid: connectionUuid, payload, signature: signature!, webhook_secret_key: candidates[matched].key };
-    const started = await this.start(receiver, org, workflowId, input);
+    let started: boolean;
+    try {
+      started = await this.start(receiver, org, workflowId, input);
+    } catch (err) {
+      // A start refused for good gives the event back, or every later delivery of it would be a
+      // duplicate of a run that does not exist; an unreachable Temporal or database keeps the
+      // claim, and the provider's retry completes it.
+      if (!isTemporalUnavailable(err) && !isDatabaseUnavailable(err)) await this.release(connectionUuid, event.event_id, workflowId);
+      throw err;
+    }
     if (!started) return duplicate;
     return { status: 202, body: { received: true, workflow_id: workflowId, event_id: event.event_id } };
   }
@@ -117,6 +163,12 @@ export class PaymentsIngressService {
     }
   }
 
+  private async release(connectionUuid: string, eventId: string, workflowId: string) {
+    await this.db
+      .delete(paymentEvents)
+      .where(and(eq(paymentEvents.connectionUuid, connectionUuid), eq(paymentEvents.eventId, eventId), eq(paymentEvents.workflowId, workflowId)));
+  }
+
   private async runExists(workflowId: string, org: string) {
     const rows = await this.db.select({ id: runs.workflowId }).from(runs).where(and(eq(runs.workflowId, workflowId), eq(runs.organizationUuid, org)));
     return rows.length > 0;
@@ -128,7 +180,7 @@ export class PaymentsIngressService {
       def,
       organizationUuid: org,
       workflowId,
-      initialData: declaredInputs(def, initialData),
+      initialData,
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
     });
   }

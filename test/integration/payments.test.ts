@@ -1,6 +1,9 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import { Client, Connection } from '@temporalio/client';
+import { createDataConverter } from '../../activities/payload-codec';
 import { api, startRun, stackEnv, uniqueId, waitForTerminal } from '../support/api';
+import { ExtraApi } from '../support/extra-api';
 import {
   chargeEvent,
   checkoutSession,
@@ -96,8 +99,42 @@ describe('ingress POST /api/hooks/payments/{connection_uuid}', () => {
     });
     // Unpaid: the route layer is skipped, nothing is granted.
     expect(run.state_data.route).toBeNull();
-    // The body went through byte for byte (pretty-printed JSON, not re-serialised): the receive run re-verified it.
-    expect(run.state_data.receive.payload).toBe(payload);
+    // The body went through byte for byte (pretty-printed JSON, not re-serialised): the receive run
+    // re-verified it. Neither run echoes it (the event is what the normalised fields say).
+    expect(run.state_data.payload).toBeUndefined();
+    expect(run.state_data.receive.payload).toBeUndefined();
+  });
+
+  it('completes the Temporal executions of a delivery of the largest size accepted (1 MiB), its result within Temporal\'s limit', async () => {
+    const subject = uniqueId('big-buyer');
+    // Many small keys: JSON-escaped, a body of mostly quotes grows by a third, and it used to be in the chain's result twice.
+    const items: Record<string, number> = {};
+    for (let i = 0; i < 70_000; i++) items[`k${i}`] = i % 10;
+    const event = checkoutSession('checkout.session.completed', { client_reference_id: subject, line_items: items, padding: '' });
+    const bare = JSON.stringify(event);
+    const payload = bare.replace('"padding":""', `"padding":"${'p'.repeat(1_048_576 - Buffer.byteLength(bare))}"`);
+    expect(Buffer.byteLength(payload)).toBe(1_048_576);
+    const res = await deliver(conn.a, payload, signed(payload));
+    expect(res.status).toBe(202);
+    const run = await waitForTerminal(res.body.workflow_id);
+    expect(run.status).toBe('COMPLETED');
+    expect(run.state_data.route).toMatchObject({ subject, granted: true });
+    const connection = await Connection.connect({ address: stackEnv.temporalAddress });
+    try {
+      const client = new Client({ connection, dataConverter: createDataConverter(Buffer.from(process.env.TEST_ENGINE_SECRET_KEY!, 'hex')) });
+      for (const id of [res.body.workflow_id, `${res.body.workflow_id}.receive`, `${res.body.workflow_id}.route`]) {
+        // The projection says COMPLETED just before the execution returns its result: give it a moment, not forever.
+        let status = 'RUNNING';
+        for (let i = 0; i < 50 && status === 'RUNNING'; i++) {
+          status = (await client.workflow.getHandle(id).describe()).status.name;
+          if (status === 'RUNNING') await new Promise((r) => setTimeout(r, 200));
+        }
+        expect({ id, status }).toEqual({ id, status: 'COMPLETED' });
+      }
+    } finally {
+      await connection.close();
+    }
+    expect(['payload' in run.state_data, 'payload' in run.state_data.receive]).toEqual([false, false]);
   });
 
   it('answers a repeated delivery, and a replay with a fresh signature, 200 duplicate with the first workflow_id, starting nothing', async () => {
@@ -159,6 +196,44 @@ describe('ingress POST /api/hooks/payments/{connection_uuid}', () => {
     // The refused event was never claimed: signed properly now, it is accepted.
     expect((await deliver(conn.a, payload, signed(payload))).status).toBe(202);
     expect(await runCount()).toBe(before + 1);
+  });
+
+  it('refuses, before claiming it, an event its chain could not process: 400 naming the reason; the event stays deliverable', async () => {
+    const before = await runCount();
+    const now = Math.floor(Date.now() / 1000);
+    const event = checkoutSession();
+    const payload = JSON.stringify(event);
+    // A valid signature beside an ignored element too long for the run's signature input.
+    const longHeader = await deliver(conn.a, payload, { 'stripe-signature': `${sign(payload, DEFAULT_SECRET, now)},x=${'a'.repeat(8300)}` });
+    expect(longHeader).toMatchObject({ status: 400, body: { error: { code: 'SIGNATURE_MALFORMED', message: expect.stringContaining('8192') } } });
+    // An event id longer than the grant's event_id, a NUL in it (Postgres cannot store one).
+    const longId = JSON.stringify(checkoutSession(undefined, {}, `evt_${'a'.repeat(296)}`));
+    const nul = JSON.stringify(checkoutSession(undefined, {}, 'evt_\u0000x'));
+    for (const [body, reason] of [
+      [longId, 'event_id is 300 characters long; the limit is 255'],
+      [nul, 'event_id must not contain the NUL character'],
+    ]) {
+      expect(await deliver(conn.a, body, signed(body))).toEqual({
+        status: 400,
+        body: { error: { code: 'PAYLOAD_INVALID', message: expect.stringContaining(reason), details: null } },
+      });
+    }
+    expect(await runCount()).toBe(before);
+    // Nothing was claimed: the genuine delivery of the event is accepted.
+    expect((await deliver(conn.a, payload, signed(payload))).status).toBe(202);
+  });
+
+  it('reads an object kind named like an Object.prototype member as an unknown kind, its event id unchanged', async () => {
+    for (const kind of ['__proto__', 'constructor', 'toString']) {
+      const event = chargeEvent();
+      const payload = JSON.stringify({ ...event, data: { object: { ...(event.data.object as object), object: kind, event_id: 'evt_forged' } } });
+      const res = await deliver(conn.a, payload, signed(payload));
+      expect({ kind, status: res.status, event_id: res.body.event_id }).toEqual({ kind, status: 202, event_id: event.id });
+      const run = await waitForTerminal(res.body.workflow_id);
+      expect(run.status).toBe('COMPLETED');
+      expect(Object.keys(run.state_data.receive)).not.toContain('0');
+      expect(run.state_data.receive).toMatchObject({ event_id: event.id, customer_id: null, payment_status: null });
+    }
   });
 
   it('answers 404 for an unknown connection, a non-payments one and a malformed id; 413 past 1 MiB', async () => {
@@ -283,6 +358,43 @@ describe("a connection's receiver_workflow_type: a composition instead of the de
     expect(granted.map((e: { workflow_id: string }) => e.workflow_id)).toEqual([`${res.body.workflow_id}.entitle`]);
   });
 
+  it('refuses, at create and PATCH, a composition requiring an input no delivery gives (422 naming config.receiver_workflow_type)', async () => {
+    const created = await api('/api/compositions', {
+      body: {
+        name: uniqueId('needs-a-note'),
+        steps: [
+          {
+            id: 'verify',
+            workflow_type: RECEIVE,
+            inputs: {
+              cloud_connection_uuid: { from: 'input', name: 'cloud_connection_uuid' },
+              payload: { from: 'input', name: 'payload' },
+              signature: { from: 'input', name: 'signature' },
+            },
+          },
+          {
+            id: 'grant',
+            workflow_type: GRANT,
+            inputs: { event_id: { from: 'step', step: 'verify', field: 'event_id' }, event_type: { from: 'input', name: 'note' } },
+          },
+        ],
+      },
+    });
+    expect(created.status).toBe(201);
+    const config = { receiver_workflow_type: created.body.workflow_type };
+    const create = await api('/api/connections', {
+      body: { plugin: 'payments', name: uniqueId('needs-a-note'), secrets: { webhook_secret: DEFAULT_SECRET }, config },
+    });
+    expect(create.status).toBe(422);
+    expect(create.body.error.details).toEqual([
+      { field: 'config.receiver_workflow_type', rule: 'receiver_inputs', message: expect.stringContaining('requires note') },
+    ]);
+    const connection = await createConnection({ plugin: 'payments', name: uniqueId('patched'), secrets: { webhook_secret: DEFAULT_SECRET } });
+    const patch = await api(`/api/connections/${connection}`, { method: 'PATCH', body: { config } });
+    expect(patch.status).toBe(422);
+    expect(patch.body.error.details[0].field).toBe('config.receiver_workflow_type');
+  });
+
   it('refuses a receiver_workflow_type that is not a composed type (422)', async () => {
     const res = await api('/api/connections', {
       body: { plugin: 'payments', name: uniqueId('bad-receiver'), secrets: { webhook_secret: DEFAULT_SECRET }, config: { receiver_workflow_type: RECEIVE } },
@@ -350,6 +462,20 @@ describe('payments.webhooks.receive', () => {
     }
     // None of the refused runs claimed the event: a genuine delivery of it is accepted.
     expect((await receiveRun(base(p, sign(p, DEFAULT_SECRET)))).status).toBe('COMPLETED');
+  });
+
+  it('claims no event verified with a secret the caller chose: the provider\'s own delivery of it is still accepted', async () => {
+    const subject = uniqueId('claimed-by-nobody');
+    const p = JSON.stringify(checkoutSession('checkout.session.completed', { client_reference_id: subject }));
+    const forged = await receiveRun(base(p, sign(p, RUN_SECRET), { webhook_secret: RUN_SECRET }));
+    expect(forged.status).toBe('COMPLETED');
+    const delivered = await deliver(conn.a, p, signed(p));
+    expect(delivered.status).toBe(202);
+    expect((await waitForTerminal(delivered.body.workflow_id)).state_data.route).toMatchObject({ subject, granted: true });
+    // Given as webhook_secret, the connection's own secret proves as much as the stored one: the event is claimed.
+    const q = JSON.stringify(checkoutSession());
+    expect((await receiveRun(base(q, sign(q, DEFAULT_SECRET), { webhook_secret: DEFAULT_SECRET }))).status).toBe('COMPLETED');
+    expect((await deliver(conn.a, q, signed(q))).body.duplicate).toBe(true);
   });
 
   it('fails a replayed event id on the same connection with EVENT_REPLAYED, even freshly signed', async () => {
@@ -455,5 +581,62 @@ describe('payments.access.grant_on_payment and GET /api/entitlements', () => {
     expect((await api('/api/entitlements?cursor=Zm9yZ2Vk')).status).toBe(400);
     expect((await api('/api/entitlements?limit=0')).status).toBe(422);
     expect((await api('/api/entitlements', { token: null })).status).toBe(401);
+  });
+});
+
+describe('ingress rate limits: an API process with tiny limits, behind a trusted proxy', () => {
+  const extra = new ExtraApi({
+    TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS!,
+    RATE_LIMIT_INGRESS_PER_MINUTE_ENDPOINT: '3',
+    RATE_LIMIT_INGRESS_REFUSED_PER_MINUTE_CLIENT: '5',
+    TRUST_PROXY: 'loopback',
+  });
+  let connection: string;
+  beforeAll(async () => {
+    await extra.start();
+    const { token } = JSON.parse(extra.cli(['org', 'create', uniqueId('ingress-limits'), '--json']));
+    const res = await fetch(`${extra.url}/api/connections`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ plugin: 'payments', name: uniqueId('limited'), secrets: { webhook_secret: DEFAULT_SECRET } }),
+    });
+    expect(res.status).toBe(201);
+    connection = ((await res.json()) as { connection_uuid: string }).connection_uuid;
+  }, 120_000);
+  afterAll(() => extra.stop());
+
+  const address = () => `2001:db8:${randomBytes(2).toString('hex')}::1`;
+  const post = (forwardedFor: string, body: string, signature: string, to = connection) =>
+    fetch(`${extra.url}/api/hooks/payments/${to}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor, 'stripe-signature': signature },
+      body,
+    });
+  const junk = (from: string, to?: string) => post(from, '{}', `t=1,v1=${'0'.repeat(64)}`, to);
+
+  it('counts refused requests per client address, never against the connection: junk does not block a genuine delivery', async () => {
+    const attacker = address();
+    for (let i = 0; i < 5; i++) expect((await junk(attacker, i % 2 ? crypto.randomUUID() : connection)).status).toBe(i % 2 ? 404 : 400);
+    const limited = await junk(attacker);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(((await limited.json()) as any).error).toMatchObject({ code: 'rate_limited', details: { scope: 'ingress-refused-client', limit: 5 } });
+    // Another sender's refusals are its own.
+    expect((await junk(address())).status).toBe(400);
+    // A genuine delivery is verified before any refusal budget is looked at, even from the blocked address.
+    const payload = JSON.stringify(chargeEvent());
+    const genuine = await post(attacker, payload, sign(payload, DEFAULT_SECRET));
+    expect(genuine.status).toBe(202);
+    expect(genuine.headers.get('x-ratelimit-remaining-ingress-endpoint')).toBe('2');
+  });
+
+  it('counts verified deliveries against the connection (429 past RATE_LIMIT_INGRESS_PER_MINUTE_ENDPOINT)', async () => {
+    const payload = JSON.stringify(chargeEvent());
+    const answers: number[] = [];
+    for (let i = 0; i < 3; i++) answers.push((await post(address(), payload, sign(payload, DEFAULT_SECRET))).status);
+    // The first test's delivery spent one of the 3: one 202, one duplicate, then the limit.
+    expect(answers).toEqual([202, 200, 429]);
+    const limited = await post(address(), payload, sign(payload, DEFAULT_SECRET));
+    expect(((await limited.json()) as any).error.details).toMatchObject({ scope: 'ingress-endpoint', limit: 3 });
   });
 });
