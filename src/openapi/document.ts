@@ -671,7 +671,12 @@ export function buildOpenApiDocument() {
           operationId: 'cancelRun',
           summary: 'Cancel a running run: it fails with failure_type cancelled and ends CANCELLED (409 run_not_running once terminal)',
           parameters: [idParam],
-          responses: { ...ok(cancelResult, '202'), ...errors(404, 409, 422), ...authenticated },
+          responses: {
+            ...ok(cancelResult, '202'),
+            ...errors(404, 422),
+            '409': { description: 'run_not_running: the run is terminal; child_run: the run is a layer of a Dag (details.parent_workflow_id): cancel the parent', content: errorContent },
+            ...authenticated,
+          },
         },
       },
       '/api/workflows/{id}/retry': {
@@ -679,7 +684,16 @@ export function buildOpenApiDocument() {
           operationId: 'retryRun',
           summary: 'Re-drive a FAILED or CANCELLED run from its last good state',
           parameters: [idParam],
-          responses: { ...ok(startResult), ...errors(404, 409, 422), ...authenticated },
+          responses: {
+            ...ok(startResult),
+            ...errors(404, 422),
+            '409': {
+              description:
+                'not_failed, retry_in_progress or not_retryable; child_run: the run is a layer of a Dag (details.parent_workflow_id): retry the parent, which resumes this child',
+              content: errorContent,
+            },
+            ...authenticated,
+          },
         },
       },
       '/api/plugins': {

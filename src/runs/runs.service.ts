@@ -233,6 +233,7 @@ export class RunsService {
     const notRunning = (status: string) =>
       new ApiError(409, 'run_not_running', `only a RUNNING run can be cancelled; this run is ${status}`);
     if (row.isTerminal) throw notRunning(row.status);
+    await this.refuseDagChild(workflowId, row.organizationUuid, 'cancel');
     try {
       await this.temporal.forOrganization(row.organizationUuid).workflow.getHandle(workflowId).cancel();
     } catch (err) {
@@ -248,6 +249,7 @@ export class RunsService {
     if (!RETRYABLE_STATUSES.has(row.status)) {
       throw new ApiError(409, 'not_failed', `only a FAILED or CANCELLED run can be retried; this run is ${row.status}`);
     }
+    await this.refuseDagChild(workflowId, row.organizationUuid, 'retry');
     const def = await this.catalog.resolve(row.workflowType, row.organizationUuid);
     const details = await this.failedRunDetails(workflowId, row.organizationUuid);
     const attempt = details.checkpoint.attempt + 1;
@@ -280,6 +282,29 @@ export class RunsService {
       at: new Date().toISOString(),
     });
     return startResult({ workflowId, stateName: details.checkpoint.state, isTerminal: false });
+  }
+
+  /**
+   * A Dag's child is retried and cancelled through its parent only. Retried alone it repeats its
+   * provider call, and the parent's own retry then starts it once more (or finds it running and
+   * fails for good); cancelled alone it fails the parent's layer instead of cancelling the parent.
+   * Temporal knows the parent of the child's execution; ids without a dot were never given to a
+   * child (childWorkflowId), so ordinary runs cost no describe.
+   */
+  private async refuseDagChild(workflowId: string, organization: string, verb: 'retry' | 'cancel') {
+    if (!workflowId.includes('.')) return;
+    let parent: string | null | undefined;
+    try {
+      parent = (await this.temporal.forOrganization(organization).workflow.getHandle(workflowId).describe()).parentExecution?.workflowId;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return;
+      throw err;
+    }
+    if (parent) {
+      throw new ApiError(409, 'child_run', `run ${workflowId} is a layer of Dag run ${parent}: ${verb} ${parent} instead (POST /api/workflows/${parent}/${verb})`, {
+        parent_workflow_id: parent,
+      });
+    }
   }
 
   /**

@@ -272,6 +272,53 @@ describe('composed runs', () => {
     expect(await esignCalls(`/authorization/${input.authorizationid}`)).toHaveLength(2);
   });
 
+  it('refuses a retry of the failed step\'s child run with 409 child_run naming the parent, calling nothing; the parent\'s retry resumes it once', async () => {
+    const { workflow_type } = await createComposition();
+    const input = runInput('once401');
+    const id = await startRun(workflow_type, input);
+    expect(await waitForTerminal(id)).toMatchObject({ status: 'FAILED' });
+
+    const childRetry = await api(`/api/workflows/${id}.remove/retry`, { method: 'POST' });
+    expect(childRetry.status).toBe(409);
+    expect(childRetry.body.error).toMatchObject({ code: 'child_run', details: { parent_workflow_id: id } });
+    expect(childRetry.body.error.message).toContain(`/api/workflows/${id}/retry`);
+    expect((await api(`/api/workflows/${id}.remove`)).body).toMatchObject({ status: 'FAILED', attempt: 1 });
+    expect(await esignCalls(`/authorization/${input.authorizationid}`)).toHaveLength(1);
+
+    expect((await api(`/api/workflows/${id}/retry`, { method: 'POST' })).status).toBe(200);
+    expect(await waitForTerminal(id)).toMatchObject({ status: 'COMPLETED', attempt: 2 });
+    expect((await api(`/api/workflows/${id}.remove`)).body).toMatchObject({ status: 'COMPLETED', attempt: 2 });
+    expect((await api(`/api/workflows/${id}.remove/history`)).body.transitions.map((t: { attempt: number }) => t.attempt)).toEqual([1, 2]);
+    expect(await esignCalls(`/authorization/${input.authorizationid}`)).toHaveLength(2);
+  });
+
+  it('refuses to cancel or retry a step\'s child run directly (409 child_run); the parent\'s cancel and retry reach it', async () => {
+    const { workflow_type } = await createComposition();
+    const input = runInput('hang');
+    const id = await startRun(workflow_type, input);
+    await waitForState(id, 'RUNNING_REMOVE');
+    await waitFor('the provider call', async () => (await esignCalls(input.authorizationid)).length > 0 || undefined);
+
+    const childCancel = await api(`/api/workflows/${id}.remove/cancel`, { method: 'POST' });
+    expect(childCancel.status).toBe(409);
+    expect(childCancel.body.error).toMatchObject({ code: 'child_run', details: { parent_workflow_id: id } });
+    expect(childCancel.body.error.message).toContain(`/api/workflows/${id}/cancel`);
+    expect((await api(`/api/workflows/${id}`)).body.status).toBe('RUNNING');
+
+    expect((await api(`/api/workflows/${id}/cancel`, { method: 'POST' })).status).toBe(202);
+    expect(await waitForTerminal(id)).toMatchObject({ status: 'CANCELLED' });
+    expect(await waitForTerminal(`${id}.remove`)).toMatchObject({ status: 'CANCELLED' });
+    const childRetry = await api(`/api/workflows/${id}.remove/retry`, { method: 'POST' });
+    expect(childRetry.status).toBe(409);
+    expect(childRetry.body.error).toMatchObject({ code: 'child_run', details: { parent_workflow_id: id } });
+
+    expect((await api(`/api/workflows/${id}/retry`, { method: 'POST' })).status).toBe(200);
+    await waitFor('the resumed step', async () => (await esignCalls(input.authorizationid)).length > 1 || undefined);
+    expect((await api(`/api/workflows/${id}.remove`)).body).toMatchObject({ status: 'RUNNING', attempt: 2 });
+    expect((await api(`/api/workflows/${id}/cancel`, { method: 'POST' })).status).toBe(202);
+    expect(await waitForTerminal(id)).toMatchObject({ status: 'CANCELLED', attempt: 2 });
+  });
+
   it('version 2 runs beside a running version 1, which keeps its own plan', async () => {
     const { composition_uuid, workflow_type: v1 } = await createComposition();
     const slowInput = runInput('slow');
