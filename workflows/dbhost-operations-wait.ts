@@ -1,13 +1,28 @@
+import { CancellationScope, patched } from '@temporalio/workflow';
 import { z } from 'zod';
 import type { DbhostActivities } from '../activities/dbhost';
 import { dbhostActivityOptions, dbhostConnection, dbhostPrerequisites, failedAction, providerId } from './dbhost/common';
 import { ANY_STATE, defineWorkflow, failureFields, type RunData, type StepContext } from './runtime/definition';
 import { providerActivities } from './runtime/provider-activities';
+import { writeAhead } from './runtime/write-ahead';
 
 const dbhost = providerActivities<DbhostActivities>(dbhostActivityOptions);
 
 export const TIMEOUT_SECONDS = { default: 120, cap: 600 } as const;
 export const POLL_INTERVAL = { default: 5, cap: 30 } as const;
+
+/**
+ * A read still running at the deadline is cut there; executions recorded before let it run out
+ * the provider's budget (up to 4 time-outs of PROVIDER_TIMEOUT_MS plus backoff) past the deadline.
+ */
+const PATCH_READ_BY_DEADLINE = 'dbhost-wait-read-by-deadline';
+
+/**
+ * What a read gets when it starts at or near the deadline: the last poll is scheduled at the
+ * deadline itself, and a retry's one read comes after it, so each still has a moment to find the
+ * operation finished.
+ */
+export const READ_GRACE_SECONDS = 3;
 
 const capped = (field: string, limits: { default: number; cap: number }, description: string) =>
   z
@@ -54,6 +69,25 @@ function nextDelay(d: Data, now: number): number {
 }
 
 /**
+ * The read, or undefined when the deadline (at least READ_GRACE_SECONDS away) passed first: the
+ * activity is cancelled, which aborts its HTTP request, and the wait times out like any other.
+ * A cancel of the run itself still ends it as cancelled.
+ */
+async function readByDeadline<T>(read: () => Promise<T>, d: Data, now: number): Promise<T | undefined> {
+  // A retry's start is still pending here: written now, or the deadline's timer and the read
+  // would each write it.
+  await writeAhead.write();
+  const seconds = Math.max(READ_GRACE_SECONDS, d.started_at_epoch + d.timeout_seconds - now);
+  const scope = new CancellationScope({ cancellable: true, timeout: Math.ceil(seconds * 1000) });
+  try {
+    return await scope.run(read);
+  } catch (err) {
+    if (scope.consideredCancelled && !CancellationScope.current().consideredCancelled) return undefined;
+    throw err;
+  }
+}
+
+/**
  * Waits for a database-host operation: GET {dbhost_api}/api/v2/projects/{dbhost_project_id}/operations/{dbhost_operation_id}
  * every poll_interval seconds, on durable timers, until it ends or timeout_seconds have passed.
  *
@@ -67,7 +101,9 @@ function nextDelay(d: Data, now: number): number {
  *   and a caller that must tell it apart reads operation_status).
  * - The first poll comes poll_interval seconds after start, like every poll; a poll is never scheduled
  *   past the deadline (its delay is cut to the seconds left), so a run fails on time even when
- *   timeout_seconds is not a multiple of poll_interval.
+ *   timeout_seconds is not a multiple of poll_interval. A read that has not answered by the deadline
+ *   (READ_GRACE_SECONDS for one started at it) is abandoned and the run times out: a hanging or
+ *   retried provider call cannot hold the run past its deadline.
  * - The deadline belongs to the run, not to an attempt: elapsed counts from started_at_epoch (workflow
  *   time of the first start, kept across continue-as-new, worker restarts and retries). A retry
  *   re-drives `poll` at once, so retrying a timed-out run reads the operation once more: it completes
@@ -111,12 +147,16 @@ export const operationsWait = defineWorkflow({
 
     async poll(data, ctx) {
       const d = data as Data;
-      const { status } = await dbhost.dbhostGetOperation({
-        organization_uuid: ctx.organization_uuid,
-        connection_uuid: d.connection_uuid,
-        dbhost_project_id: d.dbhost_project_id,
-        dbhost_operation_id: d.dbhost_operation_id,
-      });
+      const read = () =>
+        dbhost.dbhostGetOperation({
+          organization_uuid: ctx.organization_uuid,
+          connection_uuid: d.connection_uuid,
+          dbhost_project_id: d.dbhost_project_id,
+          dbhost_operation_id: d.dbhost_operation_id,
+        });
+      const answer = patched(PATCH_READ_BY_DEADLINE) ? await readByDeadline(read, d, nowSeconds(ctx)) : await read();
+      if (!answer) return { schedule: { action: 'timeout', delay_seconds: 0 } };
+      const { status } = answer;
       const patch: RunData = { poll_count: d.poll_count + 1, operation_status: status };
       const now = nowSeconds(ctx);
       if (SUCCEEDED.has(status)) return { patch, schedule: { action: 'finish', delay_seconds: 0 } };

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { createDataConverter, EncryptionCodec } from '../../activities/payload-codec';
 import { dbhostEndpointsList, dbhostOperationsWait, TASK_QUEUE, type EngineWorkflowInput } from '../../workflows';
+import { READ_GRACE_SECONDS } from '../../workflows/dbhost-operations-wait';
 import { DBHOST_VALID_TOKEN, type DbhostCall, doubleEndpoints } from '../doubles/dbhost-double';
 import { api, control, freshOrgToken, payloadsIn, readStream, secretLeaks, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
 import { waitFor } from '../support/ports';
@@ -321,6 +322,28 @@ describe('database-host workflow types', () => {
         [transitions.length + 1, 'poll', 2],
         [transitions.length + 2, 'timeout', 2],
       ]);
+    });
+
+    it('a poll whose provider never answers is cut at the deadline: timeout within seconds of timeout_seconds, the call abandoned', async () => {
+      const project = uniqueId('hang');
+      const op = uniqueId('never');
+      const id = await start(WAIT, waitInput(project, op, { timeout_seconds: 3 }));
+      const run = await waitForTerminal(id, stackEnv.tokenA, 20_000);
+      expect(run.status).toBe('FAILED');
+      const data = run.state_data;
+      expect(data).toMatchObject({ poll_count: 0, failure_type: 'timeout', failed_step: 'timeout', failed_action: 'timeout', failed_layer: 'engine' });
+      expect(data.failure_reason).toMatch(/still unknown after \d+ s: timeout_seconds \(3\) reached$/);
+      const transitions = await history(id);
+      expect(transitions.map((t) => t.action)).toEqual(['start', 'poll', 'timeout']);
+      const end = Date.parse(transitions.at(-1).at) / 1000;
+      expect(end - data.started_at_epoch).toBeGreaterThanOrEqual(3);
+      // The read gets what is left of timeout_seconds, at least READ_GRACE_SECONDS: not the provider's retry budget.
+      expect(end - data.started_at_epoch).toBeLessThan(3 + READ_GRACE_SECONDS + 1);
+      // The abandoned call is not retried after the run failed.
+      const calls = (await dbhostCalls(op)).length;
+      expect(calls).toBeGreaterThanOrEqual(1);
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect(await dbhostCalls(op)).toHaveLength(calls);
     });
 
     it('a stale token (401) fails the first poll without retrying: unauthorized, failed_action poll', async () => {
