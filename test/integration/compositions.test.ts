@@ -366,7 +366,12 @@ describe('composed runs', () => {
     await waitForState(id, 'RUNNING_REMOVE');
     const cancel = await api(`/api/workflows/${id}/cancel`, { method: 'POST' });
     expect(cancel.status).toBe(202);
-    expect(await waitForTerminal(id)).toMatchObject({ status: 'CANCELLED' });
+    const cancelled = await waitForTerminal(id);
+    expect(cancelled).toMatchObject({ status: 'CANCELLED', state_data: { failure_type: 'cancelled', status: 'failed', compensation_trigger: null, compensation_results: null } });
+    expect(cancelled.state_data.summary.map((s: any) => [s.step, s.status])).toEqual([
+      ['info', 'succeeded'],
+      ['remove', 'failed'],
+    ]);
     expect(await waitForTerminal(`${id}.remove`)).toMatchObject({ workflow_type: DELETE, status: 'CANCELLED' });
   });
 });

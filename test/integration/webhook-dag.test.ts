@@ -185,7 +185,23 @@ describe('webhook.endpoint.create-verify-and-replay', () => {
     expect((await api(`/api/workflows/${id}/cancel`, { method: 'POST' })).status).toBe(202);
     const cancelled = await waitForTerminal(id);
     expect(cancelled.status).toBe('CANCELLED');
-    expect(cancelled.state_data.failure_type).toBe('cancelled');
+    expect(cancelled.state_data).toMatchObject({
+      failure_type: 'cancelled',
+      status: 'failed',
+      workflow_run_uuid: id,
+      completed_at: null,
+      compensation_trigger: null,
+      compensation_results: null,
+      resource_refs: { endpoint_uuid: expect.any(String), event_uuids: [expect.any(String)] },
+    });
+    // The layer the cancel reached is failed in the summary, not left running.
+    expect(cancelled.state_data.summary.map((s: any) => [s.step, s.status, s.attempt])).toEqual([
+      ['hook_create_redirect', 'succeeded', 1],
+      ['hook_receive_webhook', 'succeeded', 1],
+      ['hook_replay_event', 'failed', 1],
+      ['hook_acknowledge_event', 'pending', null],
+      ['hook_expire_pending_events', 'pending', null],
+    ]);
     const child = await waitForTerminal(`${id}.hook_replay_event`);
     expect(child).toMatchObject({ status: 'CANCELLED', state_data: { failure_type: 'cancelled' } });
     expect((await api(`/api/workflows/${id}.hook_acknowledge_event`)).status).toBe(404);
@@ -214,6 +230,16 @@ describe('webhook.endpoint.create-verify-and-replay', () => {
 
     const badRef = await waitForTerminal((await start({ ...initial, secret_ref: `${secretRef.split('/')[0]}/no_such_secret` })).body.workflow_id);
     expect(badRef).toMatchObject({ status: 'FAILED', state_data: { failure_type: 'secret_ref_not_found', failed_step: 'validate' } });
+    // Failed by its preflight, before any layer: the Dag outputs all the same, every layer pending.
+    expect(badRef.state_data).toMatchObject({
+      status: 'failed',
+      workflow_run_uuid: badRef.workflow_id,
+      completed_at: null,
+      compensation_trigger: null,
+      compensation_results: null,
+      resource_refs: { endpoint_uuid: null, ingress_url: null, event_uuids: [] },
+    });
+    expect(badRef.state_data.summary.map((s: any) => [s.layer, s.status, s.child_workflow_id])).toEqual(STEPS.map((_, i) => [expect.stringMatching(new RegExp(`^0${i + 1}_`)), 'pending', null]));
     // A name that resolves to loopback passes the API's literal check; the worker resolves it and refuses.
     const inward = await waitForTerminal((await start({ ...initial, target_url: 'https://localhost/hook' })).body.workflow_id);
     expect(inward).toMatchObject({ status: 'FAILED', state_data: { failure_type: 'target_url_refused', failed_step: 'validate' } });

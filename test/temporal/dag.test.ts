@@ -213,7 +213,24 @@ describe('Dag runtime', () => {
     expect(failed.type).toBe('cancelled');
     const details = failed.details?.[0] as FailedRunDetails;
     expect(details.checkpoint).toMatchObject({ state: 'running_second', next: { action: 'finish_second' }, carry: { second: { state: 'pending' } } });
-    expect(transitionsOf(id).at(-1)!.terminal).toMatchObject({ status: 'CANCELLED' });
+    // The Dag outputs of a cancelled run: the layer the cancel reached is failed, not left running.
+    expect(details.output).toMatchObject({
+      workflow_run_uuid: id,
+      status: 'failed',
+      failure_type: 'cancelled',
+      completed_at: null,
+      compensation_trigger: null,
+      compensation_results: null,
+      final_result: null,
+    });
+    const cancelledSummary = details.output.summary as Array<Record<string, unknown>>;
+    expect(cancelledSummary.map((s) => [s.step, s.status, s.attempt, s.child_workflow_id])).toEqual([
+      ['first', 'succeeded', 1, `${id}.first`],
+      ['second', 'failed', 1, `${id}.second`],
+      ['third', 'pending', null, null],
+    ]);
+    expect(cancelledSummary[1]).toMatchObject({ completed_at: expect.any(String), duration_ms: expect.any(Number) });
+    expect(transitionsOf(id).at(-1)!.terminal).toMatchObject({ status: 'CANCELLED', state_data: { status: 'failed', summary: cancelledSummary } });
     expect(transitionsOf(`${id}.second`).at(-1)).toMatchObject({ data: { failure_type: 'cancelled' }, terminal: { status: 'CANCELLED' } });
     const child = await env.client.workflow.getHandle(`${id}.second`).describe();
     expect(child.status.name).toBe('FAILED');
@@ -221,6 +238,27 @@ describe('Dag runtime', () => {
     const result = await retry('test.dag', id, details);
     expect(result).toMatchObject({ status: 'succeeded', final_result: 'x+++' });
     expect(started.filter((e) => e.workflow_id === `${id}.second`).map((e) => e.attempt)).toEqual([1, 2]);
+  });
+
+  it('a run the engine fails before any layer (invalid input) still carries the Dag outputs, every layer pending', async () => {
+    const id = `wf_dag_invalid_${Date.now()}`;
+    const failed = await failure((await start('test.dag', id, { value: 7 })).result());
+    expect(failed.type).toBe('invalid_input');
+    const output = (failed.details?.[0] as FailedRunDetails).output;
+    expect(output).toMatchObject({
+      workflow_run_uuid: id,
+      status: 'failed',
+      failed_step: 'validate',
+      completed_at: null,
+      compensation_trigger: null,
+      compensation_results: null,
+      final_result: null,
+    });
+    expect((output.summary as Array<Record<string, unknown>>).map((s) => [s.step, s.status, s.child_workflow_id])).toEqual([
+      ['first', 'pending', null],
+      ['second', 'pending', null],
+      ['third', 'pending', null],
+    ]);
   });
 
   it('a dry run checks and plans the layers, starting no child', async () => {

@@ -7,6 +7,7 @@ import {
   executeChild,
   isCancellation,
   ParentClosePolicy,
+  patched,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import { z } from 'zod';
@@ -49,6 +50,12 @@ import { ORGANIZATION_MISMATCH } from './organization-binding';
  * the checkpoint its failure carried). A parent whose completed layers were compensated, or
  * whose child left no checkpoint (invalid input, terminated), cannot be retried.
  */
+
+/**
+ * A run failed by the engine rather than by a layer (invalid input, preflight, a cancel) carries
+ * the Dag outputs too; executions recorded before ended with the failure fields only.
+ */
+const PATCH_FAILURE_OUTPUTS = 'dag-failure-outputs';
 
 export const CHILD_RETRY =
   'resume: a retry of the parent re-drives the failed layer; its child is retried under the same workflow id with attempt + 1, from the checkpoint its failure carried; completed layers are not run again';
@@ -206,6 +213,7 @@ export function defineDag<I extends z.ZodType, O extends z.ZodType>(spec: DagSpe
     organization_field: spec.organization_field,
     idempotency_key_field: spec.idempotency_key_field,
     failure_stamp: 'failed_at',
+    failure_outputs: (data, ctx) => (patched(PATCH_FAILURE_OUTPUTS) ? failureOutputs(spec, data, ctx) : {}),
     plan: spec.plan,
     actions,
   });
@@ -231,6 +239,36 @@ function entry(layer: DagLayer, childId: string | null, status: LayerStatus): Su
 
 function finalFields(status: 'succeeded' | 'planned', ctx: StepContext): RunData {
   return { status, completed_at: iso(ctx), compensation_trigger: null, compensation_results: null };
+}
+
+/**
+ * The Dag outputs of a failed run: a layer still running when the run failed (a cancel reached its
+ * child) is failed too, with the attempt its child's checkpoint names; layers never reached stay
+ * pending. A layer's own failure (layerFailure) patches its outputs over these.
+ */
+function failureOutputs(spec: DagSpec<z.ZodType, z.ZodType>, data: RunData, ctx: StepContext): RunData {
+  const failedAt = iso(ctx);
+  const before = (data.summary as SummaryEntry[] | undefined) ?? spec.plan.layers.map((l) => entry(l, null, 'pending'));
+  const summary = before.map((s): SummaryEntry => {
+    if (s.status !== 'running') return s;
+    const resume = ctx.carry[s.step] as ResumePoint | undefined;
+    return {
+      ...s,
+      status: 'failed',
+      attempt: s.attempt ?? resume?.attempt ?? null,
+      completed_at: failedAt,
+      duration_ms: s.started_at ? Date.parse(failedAt) - Date.parse(s.started_at) : null,
+    };
+  });
+  return {
+    workflow_run_uuid: ctx.workflow_id,
+    status: 'failed',
+    summary,
+    completed_at: null,
+    compensation_trigger: null,
+    compensation_results: null,
+    ...spec.outputs?.({ ...data, summary }),
+  };
 }
 
 /** Runs one layer's child and returns the transition to the next layer (or to completed), naming the next child. */

@@ -94,6 +94,12 @@ export interface WorkflowDefinition<I extends z.ZodType = z.ZodType, O extends z
    * payments.webhooks.receive): the value it records for a failure, from the runtime's classification.
    */
   failed_layer_of?: (failure: { failure_type: string; failed_layer: unknown }) => unknown;
+  /**
+   * Outputs a run ending through `fail` carries besides the failure fields, whatever failed it
+   * (invalid input, a cancel, a handler): a Dag's status, summary and compensations. What the
+   * failure itself patched wins over them.
+   */
+  failure_outputs?: (data: RunData, ctx: StepContext) => RunData;
   /** An input naming the run's organization: the API refuses a start whose value is not the token's (403 organization_mismatch). */
   organization_field?: string;
   /** An input the API takes as the start's Idempotency-Key when the request carries none: same key, same organization, same run. */

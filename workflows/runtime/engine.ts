@@ -190,7 +190,8 @@ class Machine {
     const before = { state: this.state, data: this.data, next: pending ?? this.redrive(this.state, action) };
     const stamp =
       this.def.failure_stamp === 'failed_at' ? { failed_at: nowIso() } : { failed_action: action };
-    const patch = { ...failure.patch, ...this.failureFields(failure), ...stamp };
+    const outputs = this.def.failure_outputs?.(this.data, this.context('fail'));
+    const patch = { ...outputs, ...failure.patch, ...this.failureFields(failure), ...stamp };
     this.data = { ...this.data, ...patch };
     const failTo = findTransition(this.def, this.state, 'fail')!.to;
     try {
