@@ -1,9 +1,10 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { getTableName, type Table } from 'drizzle-orm';
+import { and, eq, getTableName, type Table } from 'drizzle-orm';
 import type { Database } from '../db/client';
 import { preparedStatement } from '../db/prepared-statement';
 import { runs, transitions } from '../db/schema';
-import { PROJECTION_REJECTED, type ProjectionActivities } from '../workflows/runtime/contract';
+import { type DagChildActivities, PROJECTION_REJECTED, type ProjectionActivities, type RunStatus } from '../workflows/runtime/contract';
+import type { RunData } from '../workflows/runtime/definition';
 import { storable } from '../workflows/runtime/storable-text';
 import { isRefusedData, sqlState } from './database-errors';
 import { registrationsOf } from './run-registrations';
@@ -83,6 +84,18 @@ export function createProjection(db: Database): ProjectionActivities {
   return {
     projectRunStarted: (event) => refusedDataFailsForGood(`the start of attempt ${event.attempt}`, () => writes.projectRunStarted(event)),
     projectTransition: (event) => refusedDataFailsForGood(`transition ${event.seq}`, () => writes.projectTransition(event)),
+  };
+}
+
+export function dagChildReads(db: Database): DagChildActivities {
+  return {
+    async projectedRun({ organization_uuid, workflow_id }) {
+      const [row] = await db
+        .select({ status: runs.status, attempt: runs.attempt, last_seq: runs.lastSeq, state_data: runs.stateData })
+        .from(runs)
+        .where(and(eq(runs.workflowId, workflow_id), eq(runs.organizationUuid, organization_uuid)));
+      return row ? { ...row, status: row.status as RunStatus, state_data: row.state_data as RunData | null } : null;
+    },
   };
 }
 

@@ -17,7 +17,7 @@ import { organizationLogAttributes } from '../../activities/log-attributes';
 import { parseOutboundAllow } from '../../activities/outbound-allow';
 import { createOutboundDispatcher } from '../../activities/outbound-dispatcher';
 import { createPaymentsActivities } from '../../activities/payments';
-import { createProjection } from '../../activities/projection';
+import { createProjection, dagChildReads } from '../../activities/projection';
 import { transitionWriter } from '../../activities/write-ahead';
 import type { DatabaseHandle } from '../../db/client';
 import { TASK_QUEUE } from '../../workflows/constants';
@@ -83,6 +83,7 @@ export function workerActivities(config: AppConfig, database: DatabaseHandle, co
   };
   return {
     ...createProjection(database.db),
+    ...dagChildReads(database.db),
     ...createEsignActivities({ ...http, defaultApiToken: config.esignApiToken, defaultApiBaseUrl: config.esignApiBaseUrl, connections }),
     ...createDbhostActivities({ ...http, connections }),
     ...createPaymentsActivities({ db: database.db, connections, toleranceSeconds: config.paymentsWebhookToleranceSeconds }),

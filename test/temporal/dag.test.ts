@@ -2,7 +2,15 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import type { EngineWorkflowInput, FailedRunDetails, ProjectionActivities, RunStartedEvent, TransitionEvent } from '../../workflows/runtime/contract';
+import type {
+  DagChildActivities,
+  EngineWorkflowInput,
+  FailedRunDetails,
+  ProjectionActivities,
+  ResumePoint,
+  RunStartedEvent,
+  TransitionEvent,
+} from '../../workflows/runtime/contract';
 import { localEnv, testDataConverter } from '../support/temporal-test-env';
 import type { LayerActivities } from './fixtures/dags';
 
@@ -19,7 +27,7 @@ describe('Dag runtime', () => {
   const started: RunStartedEvent[] = [];
   const recorded: TransitionEvent[] = [];
   /** Per child workflow id: how its next layerWork calls answer ('ok' when the script runs out). */
-  const script: Record<string, Array<'ok' | 'fail' | 'hang'>> = {};
+  const script: Record<string, Array<'ok' | 'fail' | 'hang' | 'slow'>> = {};
   const work: string[] = [];
   const undone: string[] = [];
 
@@ -31,6 +39,14 @@ describe('Dag runtime', () => {
       recorded.push(e);
     },
   };
+  /** As the projection reads a run: its last recorded transition. */
+  const dagChildren: DagChildActivities = {
+    async projectedRun({ workflow_id }) {
+      const last = recorded.filter((e) => e.workflow_id === workflow_id).at(-1);
+      if (!last) return null;
+      return { status: last.terminal?.status ?? 'RUNNING', attempt: last.attempt, last_seq: last.seq, state_data: last.terminal?.state_data ?? null };
+    },
+  };
   const layers: LayerActivities = {
     async layerWork({ value }) {
       const { Context } = await import('@temporalio/activity');
@@ -39,6 +55,7 @@ describe('Dag runtime', () => {
       work.push(id);
       const answer = script[id]?.shift() ?? 'ok';
       if (answer === 'fail') throw ApplicationFailure.nonRetryable(`scripted failure of ${id}`, 'scripted_failure');
+      if (answer === 'slow') await new Promise((r) => setTimeout(r, 1_500));
       if (answer === 'hang') {
         while (!ctx.cancellationSignal.aborted) {
           ctx.heartbeat();
@@ -60,7 +77,7 @@ describe('Dag runtime', () => {
       dataConverter: testDataConverter,
       taskQueue: QUEUE,
       workflowsPath: require.resolve('./fixtures/dags'),
-      activities: { ...projection, ...layers },
+      activities: { ...projection, ...dagChildren, ...layers },
     });
     running = worker.run();
   });
@@ -259,6 +276,49 @@ describe('Dag runtime', () => {
       ['second', 'pending', null],
       ['third', 'pending', null],
     ]);
+  });
+
+  /** What a Temporal client (or the run API before it refused) does to a child alone: a retry from the checkpoint its failure carried. */
+  function retryChildAlone(childId: string, checkpoint: Omit<ResumePoint, 'reason'>) {
+    return env.client.workflow.start('test.layer-step', {
+      taskQueue: QUEUE,
+      workflowId: childId,
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      args: [{ organization_uuid: ORG, initial_data: {}, resume: { reason: 'retry', ...checkpoint, attempt: checkpoint.attempt + 1 } }],
+    });
+  }
+
+  it('a retry of the parent takes the result of a child retried alone since, without running it again', async () => {
+    const id = `wf_dag_adopt_done_${Date.now()}`;
+    script[`${id}.third`] = ['fail'];
+    const details = (await failure((await start('test.dag', id, { value: 'a' })).result())).details?.[0] as FailedRunDetails;
+    const childCheckpoint = (details.checkpoint!.carry as Record<string, Omit<ResumePoint, 'reason'>>).third;
+    expect(await (await retryChildAlone(`${id}.third`, childCheckpoint)).result()).toMatchObject({ result: 'a+++' });
+
+    const result = await retry('test.dag', id, details);
+    expect(result).toMatchObject({ status: 'succeeded', third: { result: 'a+++' }, final_result: 'a+++' });
+    expect((result.summary as Array<Record<string, unknown>>)[2]).toMatchObject({ status: 'succeeded', attempt: 2 });
+    expect(work.filter((w) => w === `${id}.third`)).toHaveLength(2);
+    expect(started.filter((e) => e.workflow_id === `${id}.third`).map((e) => e.attempt)).toEqual([1, 2]);
+  });
+
+  it('a retry of the parent waits for a child retried alone that is still running, and takes its result', async () => {
+    const id = `wf_dag_adopt_running_${Date.now()}`;
+    script[`${id}.second`] = ['hang', 'slow'];
+    const handle = await start('test.dag', id, { value: 'b' });
+    await until('the second layer at work', () => work.includes(`${id}.second`));
+    await handle.cancel();
+    const details = (await failure(handle.result())).details?.[0] as FailedRunDetails;
+    const childCheckpoint = (details.checkpoint!.carry as Record<string, Omit<ResumePoint, 'reason'>>).second;
+    const alone = await retryChildAlone(`${id}.second`, childCheckpoint);
+    await until('the child retried alone at work', () => work.filter((w) => w === `${id}.second`).length === 2);
+
+    const result = await retry('test.dag', id, details);
+    expect(result).toMatchObject({ status: 'succeeded', second: { result: 'b++' }, final_result: 'b+++' });
+    expect((result.summary as Array<Record<string, unknown>>)[1]).toMatchObject({ status: 'succeeded', attempt: 2 });
+    expect(await alone.result()).toMatchObject({ result: 'b++' });
+    expect(work.filter((w) => w === `${id}.second`)).toHaveLength(2);
+    expect(started.filter((e) => e.workflow_id === `${id}.second`).map((e) => e.attempt)).toEqual([1, 2]);
   });
 
   it('a dry run checks and plans the layers, starting no child', async () => {

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { asc, eq, sql } from 'drizzle-orm';
 import { isRefusedData, sqlState } from '../../activities/database-errors';
-import { createProjection, TRANSITIONS_CHANNEL } from '../../activities/projection';
+import { createProjection, dagChildReads, TRANSITIONS_CHANNEL } from '../../activities/projection';
 import type { DatabaseHandle } from '../../db/client';
 import { runs, transitions } from '../../db/schema';
 import type { TransitionEvent } from '../../workflows/runtime/contract';
@@ -56,6 +56,24 @@ describe('projection on PGlite', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(heard).toEqual(['wf_a:1', 'wf_a:2t']);
     await unlisten();
+  });
+
+  it("reads a Dag child's projected run only within its organization", async () => {
+    const projection = createProjection(database.db);
+    const reads = dagChildReads(database.db);
+    const start = (attempt: number) => ({ ...identity, workflow_id: 'wf_parent.step', state_name: 'pending', attempt, at: new Date().toISOString() });
+    await projection.projectRunStarted(start(1));
+    await projection.projectTransition(transition('wf_parent.step', 1, { terminal: { status: 'FAILED', state_data: { failed: 1 } } }));
+    await projection.projectRunStarted(start(2));
+    await projection.projectTransition(transition('wf_parent.step', 2, { attempt: 2, terminal: { status: 'COMPLETED', state_data: { ok: 1 } } }));
+    expect(await reads.projectedRun({ organization_uuid: 'org_test', workflow_id: 'wf_parent.step' })).toEqual({
+      status: 'COMPLETED',
+      attempt: 2,
+      last_seq: 2,
+      state_data: { ok: 1 },
+    });
+    expect(await reads.projectedRun({ organization_uuid: 'org_other', workflow_id: 'wf_parent.step' })).toBeNull();
+    expect(await reads.projectedRun({ organization_uuid: 'org_test', workflow_id: 'wf_parent.none' })).toBeNull();
   });
 
   it('stores a NUL from a provider answer as U+FFFD instead of failing the write forever', async () => {

@@ -78,3 +78,17 @@ export interface ProjectionActivities {
   projectRunStarted(event: RunStartedEvent): Promise<void>;
   projectTransition(event: TransitionEvent): Promise<void>;
 }
+
+/** What the projection holds of a run: a Dag reads it for a layer's child started outside the parent. */
+export interface ProjectedRun {
+  status: RunStatus;
+  attempt: number;
+  last_seq: number;
+  state_data: RunData | null;
+}
+
+/** Implemented in activities/projection.ts (dagChildReads). */
+export interface DagChildActivities {
+  /** The run of that id in that organization, or null when the projection has none. */
+  projectedRun(input: { organization_uuid: string; workflow_id: string }): Promise<ProjectedRun | null>;
+}

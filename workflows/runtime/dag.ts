@@ -1,3 +1,4 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   ApplicationFailure,
   CancellationScope,
@@ -8,11 +9,13 @@ import {
   isCancellation,
   ParentClosePolicy,
   patched,
+  proxyLocalActivities,
+  sleep,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import { z } from 'zod';
 import { MEMO_WORKFLOW_TYPE, SA_ORGANIZATION, SA_WORKFLOW_TYPE } from '../constants';
-import type { EngineWorkflowInput, FailedRunDetails, ResumePoint } from './contract';
+import type { DagChildActivities, EngineWorkflowInput, FailedRunDetails, ResumePoint } from './contract';
 import {
   childWorkflowId,
   compensationWorkflowId,
@@ -56,6 +59,21 @@ import { ORGANIZATION_MISMATCH } from './organization-binding';
  * the Dag outputs too; executions recorded before ended with the failure fields only.
  */
 const PATCH_FAILURE_OUTPUTS = 'dag-failure-outputs';
+
+/**
+ * A layer's child found under its id when the parent starts it (retried or started outside the
+ * parent) is adopted instead of failing the layer for good or running its provider calls again;
+ * executions recorded before started it regardless.
+ */
+const PATCH_ADOPT_CHILD = 'dag-adopt-child';
+
+/** How often a parent looks again at a child it adopted while that child runs. */
+const ADOPTED_POLL = { firstMs: 1_000, maxMs: 30_000 };
+
+const { projectedRun } = proxyLocalActivities<DagChildActivities>({
+  startToCloseTimeout: '15s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
+});
 
 export const CHILD_RETRY =
   'resume: a retry of the parent re-drives the failed layer; its child is retried under the same workflow id with attempt + 1, from the checkpoint its failure carried; completed layers are not run again';
@@ -283,12 +301,16 @@ async function runLayer(spec: DagSpec<z.ZodType, z.ZodType>, index: number, data
   let attempt: number | null = null;
   if (target) {
     const resume = ctx.carry[layer.step] as ResumePoint | undefined;
-    attempt = resume ? resume.attempt + 1 : 1;
+    const input = { organization_uuid: ctx.organization_uuid, initial_data: target.input };
+    const child = { childId, started, attempt: resume ? resume.attempt + 1 : 1, type: target.type };
     try {
-      output = await runChild(target.type, childId, { organization_uuid: ctx.organization_uuid, initial_data: target.input, resume: resume && { ...resume, reason: 'retry', attempt } });
+      output = patched(PATCH_ADOPT_CHILD)
+        ? await startOrAdoptChild(target.type, childId, input, resume, child)
+        : await runChild(target.type, childId, { ...input, resume: resume && { ...resume, reason: 'retry', attempt: child.attempt } });
     } catch (err) {
-      throw await layerFailure(spec, index, err, { ...data, summary }, ctx, { childId, started, attempt, type: target.type });
+      throw await layerFailure(spec, index, err, { ...data, summary }, ctx, child);
     }
+    attempt = child.attempt;
     delete ctx.carry[layer.step];
   }
   const done = iso(ctx);
@@ -325,18 +347,65 @@ function childTarget(spec: DagSpec<z.ZodType, z.ZodType>, index: number, data: R
 }
 
 /**
+ * Starts a layer's child, or adopts the run already under its id: the run API refuses to retry or
+ * cancel a child alone (409 child_run), but a Temporal client may have done it. A child that has
+ * completed since is not run again (a resuming parent starts it only over a failed execution):
+ * its result is its projected state_data, redacted as a child's result is. One still running is
+ * waited for, then taken or started again. A resumed child continues after the last attempt and
+ * seq its run recorded, so no transition of its history is numbered twice. `child.attempt` follows.
+ */
+async function startOrAdoptChild(
+  type: string,
+  workflowId: string,
+  input: Omit<EngineWorkflowInput, 'resume'>,
+  checkpoint: ResumePoint | undefined,
+  child: { attempt: number },
+): Promise<RunData> {
+  const read = () => projectedRun({ organization_uuid: input.organization_uuid, workflow_id: workflowId });
+  let resume = checkpoint;
+  let found = resume ? await read() : null;
+  let delayMs = ADOPTED_POLL.firstMs;
+  for (;;) {
+    if (found?.status === 'COMPLETED') {
+      child.attempt = found.attempt;
+      return found.state_data ?? {};
+    }
+    if (resume && found && found.status !== 'RUNNING' && found.last_seq > resume.seq) {
+      resume = { ...resume, seq: found.last_seq, attempt: found.attempt };
+    }
+    child.attempt = resume ? resume.attempt + 1 : 1;
+    const policy = resume ? WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY : WorkflowIdReusePolicy.ALLOW_DUPLICATE;
+    try {
+      return await runChild(type, workflowId, { ...input, resume: resume && { ...resume, reason: 'retry', attempt: child.attempt } }, policy);
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+    do {
+      await sleep(delayMs);
+      delayMs = Math.min(delayMs * 2, ADOPTED_POLL.maxMs);
+      found = await read();
+    } while (found?.status === 'RUNNING');
+  }
+}
+
+/**
  * A child is an ordinary engine run of the same organization. A cancel of the parent reaches
  * it, and the parent waits for it to record its own cancelled transition; a parent ended
  * otherwise (terminated, timed out) asks it to cancel rather than killing it mid-transition.
  */
-function runChild(type: string, workflowId: string, input: EngineWorkflowInput): Promise<RunData> {
+function runChild(
+  type: string,
+  workflowId: string,
+  input: EngineWorkflowInput,
+  // A retried layer's child runs again under its id, as the run API's retry does.
+  workflowIdReusePolicy: WorkflowIdReusePolicy = WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+): Promise<RunData> {
   return executeChild(type, {
     workflowId,
     args: [input],
     parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
     cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
-    // A retried layer's child runs again under its id, as the run API's retry does.
-    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    workflowIdReusePolicy,
     memo: { [MEMO_WORKFLOW_TYPE]: type },
     typedSearchAttributes: [
       { key: SA_ORGANIZATION, value: input.organization_uuid },
