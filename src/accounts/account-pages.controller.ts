@@ -5,6 +5,7 @@ import { type App, AccountsService, type SignInOutcome } from './accounts.servic
 import { type AuthorizeParams, authorizeQuery, pickAuthorizeParams } from './authorize-params';
 import { CSRF_FIELD } from './csrf';
 import { passwordSchema } from './passwords';
+import { isLocked } from './totp-enrolment';
 import { sendPage } from './pages/respond';
 import {
   forgotPasswordPage,
@@ -280,7 +281,8 @@ export class AccountPagesController {
     const user = await this.sessionUser(req, res, params);
     if (!user) return;
     const ctx = { params, csrf: this.csrfFor(req, res) };
-    const result = await this.accounts.totp.confirm(user, text(form, 'code'));
+    const result = await this.accounts.totp.confirm(user, text(form, 'code'), clientAddress(req));
+    if (isLocked(result)) return this.locked(res, result.retryAfter, 'wrong codes');
     if (result === 'enabled') return sendPage(res, 200, totpEnabledPage({ ...ctx, note: 'Two-step verification is now on.' }));
     const pending = await this.accounts.totp.pending(user);
     if (result === 'none' || !pending) return sendPage(res, 409, totpStartPage(ctx));
@@ -295,7 +297,9 @@ export class AccountPagesController {
     const user = await this.sessionUser(req, res, params);
     if (!user) return;
     const ctx = { params, csrf: this.csrfFor(req, res) };
-    if ((await this.accounts.totp.remove(user, text(formOf(req), 'code'))) === 'invalid') {
+    const result = await this.accounts.totp.remove(user, text(formOf(req), 'code'), clientAddress(req));
+    if (isLocked(result)) return this.locked(res, result.retryAfter, 'wrong codes');
+    if (result === 'invalid') {
       return sendPage(res, 422, totpEnabledPage({ ...ctx, error: 'That code is not right. Enter the code your app shows now.' }));
     }
     sendPage(res, 200, totpStartPage(ctx));

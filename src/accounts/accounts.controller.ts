@@ -21,8 +21,14 @@ import {
 } from './account-schemas';
 import { AccountsService } from './accounts.service';
 import { CurrentEndUser, type EndUserPrincipal } from './end-user';
+import { isLocked, type Locked } from './totp-enrolment';
 
 const noSuchApp = () => validationFailed([{ field: 'client_key', rule: 'known_app', message: 'must name a provisioned app' }]);
+/** The sign-in lock of the account or address: the same wait the sign-in page would give. */
+const locked = ({ retryAfter }: Locked) =>
+  new ApiError(429, 'rate_limited', `too many wrong passwords or codes for this account or from this address; retry after ${retryAfter} s`, { scope: 'sign-in', retry_after_seconds: retryAfter }, {
+    'Retry-After': String(retryAfter),
+  });
 const badToken = () => validationFailed([{ field: 'token', rule: 'valid_token', message: 'is unknown, used or expired' }]);
 
 /** The JSON side of end-user accounts, on the API under /api/auth/end-user. */
@@ -87,8 +93,9 @@ export class AccountsController {
   @AllowEndUsers()
   @Post('mfa/totp/confirm')
   @HttpCode(200)
-  async confirmTotp(@CurrentEndUser() principal: EndUserPrincipal, @Body({ schema: totpConfirmBody }) body: TotpConfirmBody) {
-    const result = await this.accounts.totp.confirm(await this.accounts.requireEndUser(principal), body.code);
+  async confirmTotp(@CurrentEndUser() principal: EndUserPrincipal, @Body({ schema: totpConfirmBody }) body: TotpConfirmBody, @Req() req: Request) {
+    const result = await this.accounts.totp.confirm(await this.accounts.requireEndUser(principal), body.code, clientAddress(req));
+    if (isLocked(result)) throw locked(result);
     if (result === 'none') throw new ApiError(409, 'totp_not_started', 'no TOTP enrolment to confirm: POST mfa/totp first');
     if (result === 'invalid') throw validationFailed([{ field: 'code', rule: 'current_code', message: 'is not the current code for this secret' }]);
     return { totp: 'enabled' };
@@ -97,8 +104,13 @@ export class AccountsController {
   @AllowEndUsers()
   @Delete('mfa/totp')
   @HttpCode(204)
-  async removeTotp(@CurrentEndUser() principal: EndUserPrincipal, @Body({ schema: totpRemoveBody.optional() }) body: TotpRemoveBody | undefined) {
-    const result = await this.accounts.totp.remove(await this.accounts.requireEndUser(principal), body?.code);
+  async removeTotp(
+    @CurrentEndUser() principal: EndUserPrincipal,
+    @Body({ schema: totpRemoveBody.optional() }) body: TotpRemoveBody | undefined,
+    @Req() req: Request,
+  ) {
+    const result = await this.accounts.totp.remove(await this.accounts.requireEndUser(principal), body?.code, clientAddress(req));
+    if (isLocked(result)) throw locked(result);
     if (result === 'invalid') {
       throw validationFailed([{ field: 'code', rule: 'current_code', message: 'TOTP is on: removing it takes the current code (a code already used is not accepted again)' }]);
     }

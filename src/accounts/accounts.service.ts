@@ -62,7 +62,7 @@ export class AccountsService {
       lockSeconds: accounts.signInLockSeconds,
     });
     this.accountLimits = new KeyedLimiter(this.db, accounts.accountLimitWindowSeconds);
-    this.totp = new TotpEnrolment(this.db, SecretBox.derive(masterKey, 'end-user-totp'));
+    this.totp = new TotpEnrolment(this.db, SecretBox.derive(masterKey, 'end-user-totp'), this.throttle);
     this.challenge = new TotpChallenge(SecretBox.derive(masterKey, 'login-flow'));
     this.csrf = new Csrf(deriveKey(masterKey, 'login-csrf'), new URL(config.identity.loginUrl).protocol === 'https:');
     this.sessionCookie = new LoginSessionCookie(config.identity.loginUrl);

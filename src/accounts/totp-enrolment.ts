@@ -2,6 +2,7 @@ import { and, eq, isNull, lt, or } from 'drizzle-orm';
 import type { SecretBox } from '../../activities/secret-box';
 import type { Database } from '../../db/client';
 import { endUsers, identityApps } from '../../db/schema';
+import { accountKey, clientKey, type SignInThrottle } from './throttle';
 import { newTotpSecret, otpauthUri, totpStep } from './totp';
 
 type EndUser = typeof endUsers.$inferSelect;
@@ -11,14 +12,24 @@ export interface TotpSetup {
   otpauth_uri: string;
 }
 
+/** Refused by the sign-in throttle, unchecked: seconds until its lock ends. */
+export interface Locked {
+  retryAfter: number;
+}
+
+export const isLocked = (result: unknown): result is Locked => typeof result === 'object' && result !== null && 'retryAfter' in result;
+
 /**
  * An end user's TOTP: a secret sealed at rest (AES-GCM bound to the end user), unconfirmed until a
- * current code proves the app holds it, and codes each accepted once.
+ * current code proves the app holds it, and codes each accepted once. Every code checked here
+ * counts under the sign-in throttle's keys for the account and the client address, as sign-in's
+ * codes do: a million codes are as many guesses through these routes as through the sign-in form.
  */
 export class TotpEnrolment {
   constructor(
     private readonly db: Database,
     private readonly box: SecretBox,
+    private readonly throttle: SignInThrottle,
   ) {}
 
   /** A new, unconfirmed secret (replacing an unconfirmed one); 'enrolled' when TOTP is already on. */
@@ -37,9 +48,10 @@ export class TotpEnrolment {
   }
 
   /** 'none' when no enrolment was started, 'invalid' for a wrong code. */
-  async confirm(user: EndUser, code: unknown): Promise<'enabled' | 'none' | 'invalid'> {
+  async confirm(user: EndUser, code: unknown, address: string): Promise<'enabled' | 'none' | 'invalid' | Locked> {
     if (!user.totpSecret) return 'none';
-    if (!(await this.accept(user, code))) return 'invalid';
+    const right = await this.throttled(user, address, () => this.accept(user, code));
+    if (right !== true) return right || 'invalid';
     await this.db.update(endUsers).set({ totpConfirmedAt: new Date() }).where(eq(endUsers.endUserUuid, user.endUserUuid));
     return 'enabled';
   }
@@ -48,10 +60,26 @@ export class TotpEnrolment {
    * TOTP that is on comes off only with a current code: a stolen session or end-user token alone
    * cannot weaken the account's sign-in. An unconfirmed enrolment is dropped without one.
    */
-  async remove(user: EndUser, code: unknown): Promise<'removed' | 'invalid'> {
-    if (user.totpConfirmedAt && !(await this.accept(user, code))) return 'invalid';
+  async remove(user: EndUser, code: unknown, address: string): Promise<'removed' | 'invalid' | Locked> {
+    if (user.totpConfirmedAt) {
+      const right = await this.throttled(user, address, () => this.accept(user, code));
+      if (right !== true) return right || 'invalid';
+    }
     await this.db.update(endUsers).set({ totpSecret: null, totpConfirmedAt: null }).where(eq(endUsers.endUserUuid, user.endUserUuid));
     return 'removed';
+  }
+
+  /**
+   * One check of a secret of this account, counted as a failed sign-in before it runs (so a
+   * concurrent burst gets at most the maximum checked) and taken back when it proves right; a
+   * success does not clear the account's count, since this proves no sign-in.
+   */
+  private async throttled(user: EndUser, address: string, check: () => Promise<boolean>): Promise<boolean | Locked> {
+    const attempt = await this.throttle.attempt(accountKey(user.clientUuid, user.email), clientKey(address));
+    if (attempt.refused) return { retryAfter: attempt.retryAfter };
+    if (!(await check())) return false;
+    await attempt.passed();
+    return true;
   }
 
   /**

@@ -5,6 +5,7 @@ import {
   authorizeParams as authorizeParamsOf,
   Browser,
   closeBrowsers,
+  endUserToken as endUserTokenOf,
   hiddenFields,
   loginUrl,
   mailsTo,
@@ -38,17 +39,7 @@ async function signIn(browser: Browser, email: string, password: string, query =
   return { form, answer: await browser.submit(form.body, '/sign-in', { email, password }) };
 }
 
-/** An end-user bearer token through the whole code flow: sign-in form, /authorize, token endpoint. */
-async function endUserToken(browser: Browser, email: string) {
-  const { query, verifier } = authorizeParams();
-  const { answer } = await signIn(browser, email, PASSWORD, query);
-  expect(answer.status).toBe(302);
-  const authorized = await browser.get(answer.location!);
-  const code = new URL(authorized.location!).searchParams.get('code');
-  const token = await api('/api/auth/end-user/token', { token: null, body: { code, code_verifier: verifier } });
-  expect(token.status).toBe(200);
-  return token.body.token as string;
-}
+const endUserToken = (browser: Browser, email: string) => endUserTokenOf(app, browser, email, PASSWORD);
 
 describe('registration (JSON)', () => {
   it('creates an account, mails a verification link, and answers 409 for the same email in that app only', async () => {

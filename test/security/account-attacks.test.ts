@@ -1,8 +1,11 @@
+import { Agent, fetch } from 'undici';
 import { totpCode } from '../../src/accounts/totp';
+import { stackEnv } from '../support/api';
 import {
   authorizeParams,
   Browser,
   closeBrowsers,
+  endUserToken,
   hiddenFields,
   type ProvisionedApp,
   provisionApp,
@@ -94,4 +97,87 @@ it('the TOTP step cannot be skipped by posting the sign-in form with a forged pe
   const res = await browser.request('/sign-in/totp', { form: { ...fields, pending: 'forged', code: '000000' } });
   expect(res.status).toBe(400);
   issuedNothing(res);
+});
+
+describe('TOTP codes outside sign-in count under the sign-in lock (10 per account)', () => {
+  const secretOn = (page: string) => page.match(/<code id="totp-secret">([A-Z2-7]+)<\/code>/)![1];
+  /** Six digits that are no code of the secret now: codes of long ago. */
+  const wrongCodes = (secret: string, n: number) => Array.from({ length: n }, (_, i) => totpCode(secret, Date.now() - 3_600_000 - i * 30_000));
+  const mfaPath = () => `/mfa/totp?${new URLSearchParams({ client_key: app.client_key })}`;
+
+  /** An account with TOTP on, signed in through `browser`, and its end-user token. */
+  async function withTotp(browser: Browser) {
+    const owner = await verifiedAccount(app, PASSWORD, uniqueEmail('totp-lock'));
+    const token = await endUserToken(app, browser, owner, PASSWORD);
+    const start = await browser.get(mfaPath());
+    const setup = await browser.submit(start.body, '/mfa/totp', {});
+    const secret = secretOn(setup.body);
+    expect((await browser.submit(setup.body, '/mfa/totp/confirm', { code: totpCode(secret) })).status).toBe(200);
+    return { token, secret };
+  }
+
+  const agents: Agent[] = [];
+  afterAll(() => Promise.all(agents.map((a) => a.close())));
+
+  /** JSON calls from their own client address, so that the address's lock (50) is not what stops them. */
+  function apiFrom(localAddress: string) {
+    const dispatcher = new Agent({ localAddress });
+    agents.push(dispatcher);
+    return async (method: string, path: string, token: string, body: unknown) => {
+      const res = await fetch(stackEnv.apiUrl + path, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        dispatcher,
+      });
+      await res.text();
+      return { status: res.status, retryAfter: res.headers.get('retry-after') };
+    };
+  }
+
+  it('DELETE mfa/totp: a burst of wrong codes gets 10 checked, and the right code is refused while the lock lasts', async () => {
+    const browser = new Browser('127.0.0.21');
+    const { token, secret } = await withTotp(browser);
+    const call = apiFrom('127.0.0.22');
+    const answers = await Promise.all(wrongCodes(secret, 30).map((code) => call('DELETE', '/api/auth/end-user/mfa/totp', token, { code })));
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 422)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(20);
+    const right = await call('DELETE', '/api/auth/end-user/mfa/totp', token, { code: totpCode(secret, Date.now() + 30_000) });
+    expect(right.status).toBe(429);
+    expect(Number(right.retryAfter)).toBeGreaterThan(800);
+    expect((await browser.get(mfaPath())).body).toContain('Two-step verification is on');
+  });
+
+  it('POST mfa/totp/remove (login session): a burst of wrong codes gets 10 checked, and the right code is refused while the lock lasts', async () => {
+    const browser = new Browser('127.0.0.23');
+    const { secret } = await withTotp(browser);
+    const page = await browser.get(mfaPath());
+    const answers = await Promise.all(wrongCodes(secret, 30).map((code) => browser.submit(page.body, '/mfa/totp/remove', { code })));
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 422)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(20);
+    const right = await browser.submit(page.body, '/mfa/totp/remove', { code: totpCode(secret, Date.now() + 30_000) });
+    expect(right.status).toBe(429);
+    expect(Number(right.headers.get('retry-after'))).toBeGreaterThan(800);
+    expect(right.body).toContain('try again in 15 minutes');
+    expect((await browser.get(mfaPath())).body).toContain('Two-step verification is on');
+  });
+
+  it('mfa/totp/confirm: a burst of wrong codes gets 10 checked, and the right code is refused while the lock lasts', async () => {
+    const owner = await verifiedAccount(app, PASSWORD, uniqueEmail('totp-confirm-lock'));
+    const browser = new Browser('127.0.0.24');
+    const token = await endUserToken(app, browser, owner, PASSWORD);
+    const setup = await browser.submit((await browser.get(mfaPath())).body, '/mfa/totp', {});
+    const secret = secretOn(setup.body);
+    const call = apiFrom('127.0.0.25');
+    const answers = await Promise.all(wrongCodes(secret, 30).map((code) => call('POST', '/api/auth/end-user/mfa/totp/confirm', token, { code })));
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 422)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(20);
+    const right = await call('POST', '/api/auth/end-user/mfa/totp/confirm', token, { code: totpCode(secret) });
+    expect(right.status).toBe(429);
+    expect((await browser.submit(setup.body, '/mfa/totp/confirm', { code: totpCode(secret) })).status).toBe(429);
+    expect((await browser.get(mfaPath())).body).not.toContain('Two-step verification is on');
+  });
 });

@@ -170,3 +170,16 @@ export async function verifiedAccount(app: ProvisionedApp, password: string, ema
   if (verified.status !== 200) throw new Error(`verify-email answered ${verified.status}`);
   return email;
 }
+
+/** An end-user bearer token through the whole code flow: sign-in form, /authorize, token endpoint. */
+export async function endUserToken(app: ProvisionedApp, browser: Browser, email: string, password: string): Promise<string> {
+  const { query, verifier } = authorizeParams(app);
+  const form = await browser.get(signInPath(query));
+  const answer = await browser.submit(form.body, '/sign-in', { email, password });
+  if (answer.status !== 302) throw new Error(`sign-in answered ${answer.status}`);
+  const authorized = await browser.get(answer.location!);
+  const code = new URL(authorized.location!).searchParams.get('code');
+  const token = await api('/api/auth/end-user/token', { token: null, body: { code, code_verifier: verifier } });
+  if (token.status !== 200) throw new Error(`token exchange answered ${token.status}`);
+  return token.body.token as string;
+}
