@@ -268,8 +268,10 @@ export class AccountPagesController {
     const user = await this.sessionUser(req, res, params);
     if (!user) return;
     const ctx = { params, csrf: this.csrfFor(req, res) };
-    const started = await this.accounts.totp.start(user);
+    const started = await this.accounts.totp.start(user, text(formOf(req), 'password'), clientAddress(req));
     if (started === 'enrolled') return sendPage(res, 200, totpEnabledPage(ctx));
+    if (started === 'wrong_password') return sendPage(res, 422, totpStartPage({ ...ctx, error: 'That password is not right.' }));
+    if (isLocked(started)) return this.locked(res, started.retryAfter, 'wrong passwords or codes');
     sendPage(res, 200, totpConfirmPage({ ...ctx, secret: started.secret, otpauthUri: started.otpauth_uri }));
   }
 
@@ -282,7 +284,7 @@ export class AccountPagesController {
     if (!user) return;
     const ctx = { params, csrf: this.csrfFor(req, res) };
     const result = await this.accounts.totp.confirm(user, text(form, 'code'), clientAddress(req));
-    if (isLocked(result)) return this.locked(res, result.retryAfter, 'wrong codes');
+    if (isLocked(result)) return this.locked(res, result.retryAfter, 'wrong passwords or codes');
     if (result === 'enabled') return sendPage(res, 200, totpEnabledPage({ ...ctx, note: 'Two-step verification is now on.' }));
     const pending = await this.accounts.totp.pending(user);
     if (result === 'none' || !pending) return sendPage(res, 409, totpStartPage(ctx));
@@ -298,7 +300,7 @@ export class AccountPagesController {
     if (!user) return;
     const ctx = { params, csrf: this.csrfFor(req, res) };
     const result = await this.accounts.totp.remove(user, text(formOf(req), 'code'), clientAddress(req));
-    if (isLocked(result)) return this.locked(res, result.retryAfter, 'wrong codes');
+    if (isLocked(result)) return this.locked(res, result.retryAfter, 'wrong passwords or codes');
     if (result === 'invalid') {
       return sendPage(res, 422, totpEnabledPage({ ...ctx, error: 'That code is not right. Enter the code your app shows now.' }));
     }

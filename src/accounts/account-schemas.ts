@@ -10,6 +10,8 @@ export const registerBody = z.strictObject({ client_key: clientKey, email: email
 export const verifyEmailBody = z.strictObject({ token });
 export const passwordResetBody = z.strictObject({ client_key: clientKey, email: emailSchema });
 export const passwordResetCompleteBody = z.strictObject({ token, password: passwordSchema });
+/** The account's current password: the bounds every password has, so a longer string is refused unhashed. */
+export const totpStartBody = z.strictObject({ password: passwordSchema });
 const totpCode = z.string().regex(/^\d{6}$/, 'must be 6 digits');
 export const totpConfirmBody = z.strictObject({ code: totpCode });
 /** The current code, required while TOTP is on; an unconfirmed enrolment is removed without one. */
@@ -26,5 +28,6 @@ export type RegisterBody = z.infer<typeof registerBody>;
 export type VerifyEmailBody = z.infer<typeof verifyEmailBody>;
 export type PasswordResetBody = z.infer<typeof passwordResetBody>;
 export type PasswordResetCompleteBody = z.infer<typeof passwordResetCompleteBody>;
+export type TotpStartBody = z.infer<typeof totpStartBody>;
 export type TotpConfirmBody = z.infer<typeof totpConfirmBody>;
 export type TotpRemoveBody = z.infer<typeof totpRemoveBody>;

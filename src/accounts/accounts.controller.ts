@@ -14,6 +14,8 @@ import {
   registerBody,
   type TotpConfirmBody,
   totpConfirmBody,
+  type TotpStartBody,
+  totpStartBody,
   totpRemoveBody,
   type TotpRemoveBody,
   type VerifyEmailBody,
@@ -84,9 +86,11 @@ export class AccountsController {
   @AllowEndUsers()
   @Post('mfa/totp')
   @HttpCode(200)
-  async enrolTotp(@CurrentEndUser() principal: EndUserPrincipal) {
-    const result = await this.accounts.totp.start(await this.accounts.requireEndUser(principal));
+  async enrolTotp(@CurrentEndUser() principal: EndUserPrincipal, @Body({ schema: totpStartBody }) body: TotpStartBody, @Req() req: Request) {
+    const result = await this.accounts.totp.start(await this.accounts.requireEndUser(principal), body.password, clientAddress(req));
     if (result === 'enrolled') throw new ApiError(409, 'totp_already_enabled', 'TOTP is already on; DELETE mfa/totp first to enrol a new secret');
+    if (result === 'wrong_password') throw validationFailed([{ field: 'password', rule: 'current_password', message: "is not the account's current password" }]);
+    if (isLocked(result)) throw locked(result);
     return result;
   }
 

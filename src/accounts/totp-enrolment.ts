@@ -2,6 +2,7 @@ import { and, eq, isNull, lt, or } from 'drizzle-orm';
 import type { SecretBox } from '../../activities/secret-box';
 import type { Database } from '../../db/client';
 import { endUsers, identityApps } from '../../db/schema';
+import { verifyPassword } from './passwords';
 import { accountKey, clientKey, type SignInThrottle } from './throttle';
 import { newTotpSecret, otpauthUri, totpStep } from './totp';
 
@@ -32,9 +33,15 @@ export class TotpEnrolment {
     private readonly throttle: SignInThrottle,
   ) {}
 
-  /** A new, unconfirmed secret (replacing an unconfirmed one); 'enrolled' when TOTP is already on. */
-  async start(user: EndUser): Promise<TotpSetup | 'enrolled'> {
+  /**
+   * A new, unconfirmed secret (replacing an unconfirmed one), for the account's current password:
+   * a stolen session or end-user token alone must not put a secret of the thief's on the account
+   * and lock its owner out. 'enrolled' when TOTP is already on.
+   */
+  async start(user: EndUser, password: string, address: string): Promise<TotpSetup | 'enrolled' | 'wrong_password' | Locked> {
     if (user.totpConfirmedAt) return 'enrolled';
+    const right = await this.throttled(user, address, () => verifyPassword(password, user.passwordHash));
+    if (right !== true) return right || 'wrong_password';
     const secret = newTotpSecret();
     const sealed = this.box.seal(Buffer.from(secret), Buffer.from(user.endUserUuid)).toString('base64');
     await this.db.update(endUsers).set({ totpSecret: sealed, totpConfirmedAt: null }).where(eq(endUsers.endUserUuid, user.endUserUuid));
@@ -96,6 +103,25 @@ export class TotpEnrolment {
       .where(and(eq(endUsers.endUserUuid, user.endUserUuid), or(isNull(endUsers.totpLastStep), lt(endUsers.totpLastStep, step))))
       .returning({ endUserUuid: endUsers.endUserUuid });
     return accepted.length === 1;
+  }
+
+  /**
+   * An org member's way back for an end user of theirs who cannot give a code (a lost phone, or a
+   * secret someone else enrolled): TOTP off. False when the organization has no such end user in that app.
+   */
+  async clear(ids: { organization_uuid: string; client_uuid: string; end_user_uuid: string }): Promise<boolean> {
+    const cleared = await this.db
+      .update(endUsers)
+      .set({ totpSecret: null, totpConfirmedAt: null })
+      .where(
+        and(
+          eq(endUsers.endUserUuid, ids.end_user_uuid),
+          eq(endUsers.clientUuid, ids.client_uuid),
+          eq(endUsers.organizationUuid, ids.organization_uuid),
+        ),
+      )
+      .returning({ endUserUuid: endUsers.endUserUuid });
+    return cleared.length === 1;
   }
 
   private secretOf(user: EndUser): string {

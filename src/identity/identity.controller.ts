@@ -1,7 +1,10 @@
-import { Body, Controller, Get, HttpCode, Inject, Post, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Res } from '@nestjs/common';
 import type { Response } from 'express';
+import { AccountsService } from '../accounts/accounts.service';
 import { CurrentPrincipal, Public, type Principal } from '../auth/principal';
+import { notFound } from '../common/api-error';
 import { DATABASE, IDENTITY } from '../common/di';
+import { canonicalUuid } from '../common/uuid';
 import type { DatabaseHandle } from '../../db/client';
 import { appsOf, appView } from './apps';
 import { OAuthError, redeemCode } from './authorization-codes';
@@ -17,6 +20,7 @@ export class IdentityController {
   constructor(
     @Inject(IDENTITY) private readonly identity: Identity,
     @Inject(DATABASE) private readonly database: DatabaseHandle,
+    private readonly accounts: AccountsService,
   ) {}
 
   /** The JSON twin of the login host's token endpoint, for browser apps on the API's origin. Errors are RFC 6749's. */
@@ -51,5 +55,20 @@ export class IdentityController {
   @Get('apps')
   async apps(@CurrentPrincipal() principal: Principal) {
     return { apps: (await appsOf(this.database.db, principal.organization_uuid)).map(appView) };
+  }
+
+  /**
+   * TOTP off for an end user of one of the organization's apps (org members only), who can then
+   * sign in with the password alone: the way back when the phone is lost or someone else enrolled
+   * a secret. Another organization's app or end user is not found, as an unknown one.
+   */
+  @Delete('apps/:client_uuid/end-users/:end_user_uuid/mfa/totp')
+  @HttpCode(204)
+  async clearEndUserTotp(@CurrentPrincipal() principal: Principal, @Param('client_uuid') client: string, @Param('end_user_uuid') endUser: string) {
+    const client_uuid = canonicalUuid(client);
+    const end_user_uuid = canonicalUuid(endUser);
+    const cleared =
+      client_uuid && end_user_uuid && (await this.accounts.totp.clear({ organization_uuid: principal.organization_uuid, client_uuid, end_user_uuid }));
+    if (!cleared) throw notFound(`end user ${endUser} of app ${client}`);
   }
 }

@@ -8,6 +8,7 @@ import {
   resetAccepted,
   resetCompleted,
   totpConfirmBody,
+  totpStartBody,
   totpRemoveBody,
   totpEnabled,
   totpEnrolment,
@@ -438,6 +439,17 @@ function identityPaths() {
         responses: { ...ok(z.object({ apps: z.array(identityApp) })), ...errors(403), ...authenticated },
       },
     },
+    '/api/apps/{client_uuid}/end-users/{end_user_uuid}/mfa/totp': {
+      delete: {
+        operationId: 'clearEndUserTotp',
+        summary: "Turn TOTP off for an end user of one of the organization's apps (org members only): the way back from a lost or foreign authenticator",
+        parameters: [
+          { name: 'client_uuid', in: 'path', required: true, schema: { type: 'string' } },
+          { name: 'end_user_uuid', in: 'path', required: true, schema: { type: 'string' } },
+        ],
+        responses: { '204': { description: 'TOTP off' }, ...errors(403, 404, 422), ...authenticated },
+      },
+    },
   };
 }
 
@@ -481,8 +493,9 @@ function endUserAccountPaths() {
     '/api/auth/end-user/mfa/totp': {
       post: {
         operationId: 'enrolEndUserTotp',
-        summary: 'Start TOTP enrolment for the signed-in end user (end-user token): a new secret to confirm',
-        responses: { ...ok(totpEnrolment), ...errors(403, 409), ...authenticated },
+        summary: "Start TOTP enrolment for the signed-in end user (end-user token) with the account's current password: a new secret to confirm",
+        requestBody: { required: true, content: json(totpStartBody, 'input') },
+        responses: { ...ok(totpEnrolment), ...withBody, ...errors(403, 409, 422), ...authenticated },
       },
       delete: {
         operationId: 'removeEndUserTotp',

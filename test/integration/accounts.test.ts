@@ -1,5 +1,5 @@
 import { totpCode } from '../../src/accounts/totp';
-import { api } from '../support/api';
+import { api, freshOrgToken } from '../support/api';
 import { waitFor } from '../support/ports';
 import {
   authorizeParams as authorizeParamsOf,
@@ -262,9 +262,9 @@ describe('TOTP', () => {
     const browser = new Browser();
     const token = await endUserToken(browser, email);
 
-    const orgMember = await api('/api/auth/end-user/mfa/totp', { method: 'POST' });
+    const orgMember = await api('/api/auth/end-user/mfa/totp', { method: 'POST', body: { password: PASSWORD } });
     expect(orgMember.status).toBe(403);
-    const enrol = await api('/api/auth/end-user/mfa/totp', { method: 'POST', token });
+    const enrol = await api('/api/auth/end-user/mfa/totp', { method: 'POST', token, body: { password: PASSWORD } });
     expect(enrol.status).toBe(200);
     expect(enrol.body.secret).toMatch(/^[A-Z2-7]{32}$/);
     expect(new URL(enrol.body.otpauth_uri).searchParams.get('secret')).toBe(enrol.body.secret);
@@ -274,7 +274,7 @@ describe('TOTP', () => {
     const confirmed = await api('/api/auth/end-user/mfa/totp/confirm', { token, body: { code: totpCode(enrol.body.secret) } });
     expect(confirmed.status).toBe(200);
     expect(confirmed.body).toEqual({ totp: 'enabled' });
-    expect((await api('/api/auth/end-user/mfa/totp', { method: 'POST', token })).status).toBe(409);
+    expect((await api('/api/auth/end-user/mfa/totp', { method: 'POST', token, body: { password: PASSWORD } })).status).toBe(409);
 
     const fresh = new Browser();
     const { answer: challenge } = await signIn(fresh, email, PASSWORD);
@@ -301,7 +301,7 @@ describe('TOTP', () => {
   it('turns TOTP off through the JSON route only with a code not used before', async () => {
     const email = await verifiedAccount();
     const token = await endUserToken(new Browser(), email);
-    const enrol = await api('/api/auth/end-user/mfa/totp', { method: 'POST', token });
+    const enrol = await api('/api/auth/end-user/mfa/totp', { method: 'POST', token, body: { password: PASSWORD } });
     const used = totpCode(enrol.body.secret);
     expect((await api('/api/auth/end-user/mfa/totp/confirm', { token, body: { code: used } })).status).toBe(200);
     const bare = await api('/api/auth/end-user/mfa/totp', { method: 'DELETE', token });
@@ -322,7 +322,7 @@ describe('TOTP', () => {
     expect((await new Browser().get(mfaPath)).status).toBe(401);
     const start = await browser.get(mfaPath);
     expect(start.status).toBe(200);
-    const setup = await browser.submit(start.body, '/mfa/totp', {});
+    const setup = await browser.submit(start.body, '/mfa/totp', { password: PASSWORD });
     const secret = setup.body.match(/<code id="totp-secret">([A-Z2-7]+)<\/code>/)![1];
     const wrong = await browser.submit(setup.body, '/mfa/totp/confirm', { code: totpCode(secret, Date.now() - 10 * 60_000) });
     expect(wrong.status).toBe(422);
@@ -342,10 +342,30 @@ describe('TOTP', () => {
     expect((await signIn(new Browser(), email, PASSWORD)).answer.status).toBe(302);
   });
 
+  it('an org member turns TOTP off for an end user of their app (the way back from a lost or foreign authenticator)', async () => {
+    const email = await verifiedAccount();
+    const token = await endUserToken(new Browser(), email);
+    const enrol = await api('/api/auth/end-user/mfa/totp', { method: 'POST', token, body: { password: PASSWORD } });
+    expect((await api('/api/auth/end-user/mfa/totp/confirm', { token, body: { code: totpCode(enrol.body.secret) } })).status).toBe(200);
+    const endUserUuid = (await api('/api/auth/me', { token })).body.user_id as string;
+    const path = (client = app.client_uuid, endUser = endUserUuid) => `/api/apps/${client}/end-users/${endUser}/mfa/totp`;
+
+    expect((await api(path(), { method: 'DELETE', token })).status).toBe(403);
+    const otherOrg = await api(path(), { method: 'DELETE', token: freshOrgToken('totp-reset') });
+    expect(otherOrg.status).toBe(404);
+    const otherApp = await provisionApp();
+    expect((await api(path(otherApp.client_uuid), { method: 'DELETE' })).status).toBe(404);
+    expect((await api(path(app.client_uuid, 'not-a-uuid'), { method: 'DELETE' })).status).toBe(404);
+    expect((await signIn(new Browser(), email, PASSWORD)).answer.status).toBe(200);
+
+    expect((await api(path(app.client_uuid, endUserUuid.toUpperCase()), { method: 'DELETE' })).status).toBe(204);
+    expect((await signIn(new Browser(), email, PASSWORD)).answer.status).toBe(302);
+  });
+
   it('drops an enrolment that was never confirmed without a code', async () => {
     const email = await verifiedAccount();
     const token = await endUserToken(new Browser(), email);
-    expect((await api('/api/auth/end-user/mfa/totp', { method: 'POST', token })).status).toBe(200);
+    expect((await api('/api/auth/end-user/mfa/totp', { method: 'POST', token, body: { password: PASSWORD } })).status).toBe(200);
     expect((await api('/api/auth/end-user/mfa/totp', { method: 'DELETE', token })).status).toBe(204);
     expect((await api('/api/auth/end-user/mfa/totp/confirm', { token, body: { code: '123456' } })).status).toBe(409);
   });

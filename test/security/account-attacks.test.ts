@@ -1,6 +1,6 @@
 import { Agent, fetch } from 'undici';
 import { totpCode } from '../../src/accounts/totp';
-import { stackEnv } from '../support/api';
+import { api, stackEnv } from '../support/api';
 import {
   authorizeParams,
   Browser,
@@ -76,7 +76,7 @@ it('a TOTP code already used is refused the second time', async () => {
   const form = await browser.get(signInPath(authorizeParams(app).query));
   expect((await browser.submit(form.body, '/sign-in', { email: owner, password: PASSWORD })).status).toBe(302);
   const start = await browser.get(`/mfa/totp?${new URLSearchParams({ client_key: app.client_key })}`);
-  const setup = await browser.submit(start.body, '/mfa/totp', {});
+  const setup = await browser.submit(start.body, '/mfa/totp', { password: PASSWORD });
   const secret = setup.body.match(/<code id="totp-secret">([A-Z2-7]+)<\/code>/)![1];
   const confirmCode = totpCode(secret);
   expect((await browser.submit(setup.body, '/mfa/totp/confirm', { code: confirmCode })).status).toBe(200);
@@ -110,7 +110,7 @@ describe('TOTP codes outside sign-in count under the sign-in lock (10 per accoun
     const owner = await verifiedAccount(app, PASSWORD, uniqueEmail('totp-lock'));
     const token = await endUserToken(app, browser, owner, PASSWORD);
     const start = await browser.get(mfaPath());
-    const setup = await browser.submit(start.body, '/mfa/totp', {});
+    const setup = await browser.submit(start.body, '/mfa/totp', { password: PASSWORD });
     const secret = secretOn(setup.body);
     expect((await browser.submit(setup.body, '/mfa/totp/confirm', { code: totpCode(secret) })).status).toBe(200);
     return { token, secret };
@@ -168,7 +168,7 @@ describe('TOTP codes outside sign-in count under the sign-in lock (10 per accoun
     const owner = await verifiedAccount(app, PASSWORD, uniqueEmail('totp-confirm-lock'));
     const browser = new Browser('127.0.0.24');
     const token = await endUserToken(app, browser, owner, PASSWORD);
-    const setup = await browser.submit((await browser.get(mfaPath())).body, '/mfa/totp', {});
+    const setup = await browser.submit((await browser.get(mfaPath())).body, '/mfa/totp', { password: PASSWORD });
     const secret = secretOn(setup.body);
     const call = apiFrom('127.0.0.25');
     const answers = await Promise.all(wrongCodes(secret, 30).map((code) => call('POST', '/api/auth/end-user/mfa/totp/confirm', token, { code })));
@@ -179,5 +179,57 @@ describe('TOTP codes outside sign-in count under the sign-in lock (10 per accoun
     expect(right.status).toBe(429);
     expect((await browser.submit(setup.body, '/mfa/totp/confirm', { code: totpCode(secret) })).status).toBe(429);
     expect((await browser.get(mfaPath())).body).not.toContain('Two-step verification is on');
+  });
+});
+
+describe('a stolen end-user token or login session cannot turn TOTP on without the password', () => {
+  const mfaPath = () => `/mfa/totp?${new URLSearchParams({ client_key: app.client_key })}`;
+  const agents: Agent[] = [];
+  afterAll(() => Promise.all(agents.map((a) => a.close())));
+
+  it('POST mfa/totp: no secret without the current password, and wrong passwords count toward the sign-in lock', async () => {
+    const owner = await verifiedAccount(app, PASSWORD, uniqueEmail('totp-thief'));
+    const token = await endUserToken(app, new Browser('127.0.0.26'), owner, PASSWORD);
+    const dispatcher = new Agent({ localAddress: '127.0.0.27' });
+    agents.push(dispatcher);
+    const enrol = async (body: unknown) => {
+      const res = await fetch(`${stackEnv.apiUrl}/api/auth/end-user/mfa/totp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        dispatcher,
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const bare = await enrol({});
+    expect(bare.status).toBe(422);
+    expect(bare.body.error.details[0].field).toBe('password');
+    const wrong = await enrol({ password: 'the thief guesses' });
+    expect(wrong.status).toBe(422);
+    expect(wrong.body.error.details).toEqual([expect.objectContaining({ field: 'password', rule: 'current_password' })]);
+    expect(JSON.stringify(wrong.body)).not.toContain('secret');
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => enrol({ password: `guess number ${i}` })));
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 422)).toHaveLength(9);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(11);
+    expect((await enrol({ password: PASSWORD })).status).toBe(429);
+    const confirm = await api('/api/auth/end-user/mfa/totp/confirm', { token, body: { code: '123456' } });
+    expect(confirm.body.error.code).toBe('totp_not_started');
+  });
+
+  it('POST /mfa/totp (login session): no secret without the current password', async () => {
+    const owner = await verifiedAccount(app, PASSWORD, uniqueEmail('totp-cookie-thief'));
+    const browser = new Browser('127.0.0.28');
+    await endUserToken(app, browser, owner, PASSWORD);
+    const page = await browser.get(mfaPath());
+    const refused = await browser.submit(page.body, '/mfa/totp', { password: 'the thief guesses' });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toContain('That password is not right.');
+    expect(refused.body).not.toContain('totp-secret');
+    const noPassword = await browser.submit(page.body, '/mfa/totp', {});
+    expect(noPassword.status).toBe(422);
+    expect(noPassword.body).not.toContain('totp-secret');
+    const allowed = await browser.submit(page.body, '/mfa/totp', { password: PASSWORD });
+    expect(allowed.body).toContain('totp-secret');
   });
 });

@@ -91,12 +91,15 @@ ${formFields(ctx, { token: ctx.token })}<button type="submit">Confirm my email a
 </form>`,
   );
 
-export const totpStartPage = (ctx: FormContext) =>
+export const totpStartPage = (ctx: FormContext & { error?: string }) =>
   page(
     'Two-step verification',
-    html`<p>Protect your account with a code from an authenticator app each time you sign in.</p>
+    html`${errorBox(ctx.error)}
+<p>Protect your account with a code from an authenticator app each time you sign in.</p>
 <form method="post" action="/mfa/totp">
-${formFields(ctx)}<button type="submit">Set up an authenticator app</button>
+${formFields(ctx)}<label for="password">Your password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required${described(ctx.error)}>
+<button type="submit">Set up an authenticator app</button>
 </form>`,
   );
 
