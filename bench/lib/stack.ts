@@ -185,6 +185,8 @@ export async function startStack(): Promise<BenchStack> {
       RATE_LIMIT_STARTS_PER_MINUTE_TOKEN: '0',
       RATE_LIMIT_READS_PER_MINUTE_ORG: '0',
       RATE_LIMIT_READS_PER_MINUTE_TOKEN: '0',
+      RATE_LIMIT_STARTS_PER_MINUTE_APP: '0',
+      RATE_LIMIT_READS_PER_MINUTE_APP: '0',
       SSE_MAX_STREAMS_PER_TOKEN: '10000',
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'info',
       // RUN_THREADS_NICE=10 make bench: the runs' threads below the API's priority, as `main.js all` can run them.

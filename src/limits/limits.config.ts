@@ -7,6 +7,9 @@ export interface LimitsConfig {
   startsPerMinuteToken: number;
   readsPerMinuteOrg: number;
   readsPerMinuteToken: number;
+  /** What all end users of one app may start and read together, apart from the organization's members. */
+  startsPerMinuteApp: number;
+  readsPerMinuteApp: number;
   initialDataMaxBytes: number;
   initialDataMaxDepth: number;
   /** Objects and arrays nested in any JSON request body, checked before anything else reads it. */
@@ -27,6 +30,8 @@ export function loadLimits(env: NodeJS.ProcessEnv): LimitsConfig {
     startsPerMinuteToken: envInteger(env, 'RATE_LIMIT_STARTS_PER_MINUTE_TOKEN', 600),
     readsPerMinuteOrg: envInteger(env, 'RATE_LIMIT_READS_PER_MINUTE_ORG', 12_000),
     readsPerMinuteToken: envInteger(env, 'RATE_LIMIT_READS_PER_MINUTE_TOKEN', 6_000),
+    startsPerMinuteApp: envInteger(env, 'RATE_LIMIT_STARTS_PER_MINUTE_APP', 1_200),
+    readsPerMinuteApp: envInteger(env, 'RATE_LIMIT_READS_PER_MINUTE_APP', 12_000),
     initialDataMaxBytes: envInteger(env, 'INITIAL_DATA_MAX_BYTES', 65_536),
     initialDataMaxDepth: envInteger(env, 'INITIAL_DATA_MAX_DEPTH', 16),
     bodyMaxDepth,

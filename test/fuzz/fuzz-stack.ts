@@ -53,6 +53,8 @@ export async function startFuzzTarget(logFile: string): Promise<FuzzTarget> {
         RATE_LIMIT_STARTS_PER_MINUTE_TOKEN: generous,
         RATE_LIMIT_READS_PER_MINUTE_ORG: generous,
         RATE_LIMIT_READS_PER_MINUTE_TOKEN: generous,
+        RATE_LIMIT_STARTS_PER_MINUTE_APP: generous,
+        RATE_LIMIT_READS_PER_MINUTE_APP: generous,
         SSE_MAX_STREAMS_PER_TOKEN: '1000',
       },
     });

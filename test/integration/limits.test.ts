@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
 import { api, readStream, stackEnv, startRun, uniqueId } from '../support/api';
 import { ExtraApi } from '../support/extra-api';
+import { IdentityHarness } from '../support/identity-harness';
 
 jest.setTimeout(60_000);
 
@@ -96,6 +97,35 @@ describe('rate limits (an API process with tiny limits)', () => {
 
   it('never limits the public health check', async () => {
     for (let i = 0; i < 12; i++) expect((await fetch(`${extra.url}/api/health`)).status).not.toBe(429);
+  });
+});
+
+describe("end users' own budget (an in-process API with tiny limits)", () => {
+  const REDIRECT = 'https://app.example.test/callback';
+  let h: IdentityHarness;
+  afterAll(() => h?.stop());
+
+  it("end users exhausting their app's reads do not make an org member's reads 429", async () => {
+    h = await IdentityHarness.start({ RATE_LIMIT_READS_PER_MINUTE_ORG: '6', RATE_LIMIT_READS_PER_MINUTE_APP: '4', RATE_LIMIT_READS_PER_MINUTE_TOKEN: '100' });
+    const org = await h.createOrg();
+    const app = await h.provisionApp(org.organization_uuid, [REDIRECT]);
+    const endUserTokens = [];
+    for (let i = 0; i < 3; i++) {
+      const user = await h.createEndUser(app, org.organization_uuid);
+      const { code, pkce } = await h.code(app.client_key, REDIRECT, (await h.signIn(user, app, org.organization_uuid)).cookie);
+      endUserTokens.push((await h.jsonToken({ code, code_verifier: pkce.verifier })).body.token as string);
+    }
+    const [first, second, third] = endUserTokens;
+    for (const token of [first, first, second, second]) expect((await h.api('/api/auth/me', token)).status).toBe(200);
+    const appLimited = await h.api('/api/auth/me', third);
+    expect(appLimited.status).toBe(429);
+    expect(appLimited.body.error.details).toMatchObject({ scope: 'reads-app', limit: 4 });
+
+    // The organization's members still have all 6 of theirs.
+    for (let i = 0; i < 6; i++) expect((await h.api('/api/apps', org.token)).status).toBe(200);
+    const orgLimited = await h.api('/api/apps', org.token);
+    expect(orgLimited.status).toBe(429);
+    expect(orgLimited.body.error.details.scope).toBe('reads-org');
   });
 });
 

@@ -103,6 +103,8 @@ export class ChaosStack {
         RATE_LIMIT_STARTS_PER_MINUTE_TOKEN: '0',
         RATE_LIMIT_READS_PER_MINUTE_ORG: '0',
         RATE_LIMIT_READS_PER_MINUTE_TOKEN: '0',
+        RATE_LIMIT_STARTS_PER_MINUTE_APP: '0',
+        RATE_LIMIT_READS_PER_MINUTE_APP: '0',
         SSE_MAX_STREAMS_PER_TOKEN: '0',
       },
     });
