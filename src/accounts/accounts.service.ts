@@ -227,7 +227,7 @@ export class AccountsService {
       { end_user_uuid: user.endUserUuid, client_uuid: user.clientUuid, organization_uuid: user.organizationUuid },
       this.config.identity.loginSessionTtlS,
     );
-    return this.sessionCookie.serialize(session.sid, session.expires_at);
+    return this.sessionCookie.serialize(user.clientUuid, session.sid, session.expires_at);
   }
 
   /** The end user whose login session cookie for this app the request carries. */

@@ -9,27 +9,33 @@ import { loginSessions } from '../../db/schema';
  * Login sessions on the login host: a server-side row per session (so it can be revoked) behind
  * an HttpOnly cookie. The cookie holds a 256-bit secret; the row and the tokens carry only its
  * sha256, the public session id (`sid`), so that a token never lets anyone forge the cookie.
- * This is the cookie's name on an http login host (development); see LoginSessionCookie.
+ * This is the start of the cookie's name on an http login host (development); see LoginSessionCookie.
  */
 export const SESSION_COOKIE = 'wes_login';
 
 /**
- * The session cookie of one login host. On https it is `__Host-` prefixed, as the CSRF cookie
- * (src/accounts/csrf.ts): browsers accept such a cookie only Secure, host-only and on Path=/, so a
- * sibling subdomain cannot plant its own session on the login host (login fixation).
+ * The session cookies of one login host, one per app (`wes_login_<client_uuid>`): a session
+ * belongs to one app, and with one cookie for all, signing in to a second app would end the
+ * first one's session in that browser (its silent renewals would answer login_required). On
+ * https the names are `__Host-` prefixed, as the CSRF cookie (src/accounts/csrf.ts): browsers
+ * accept such a cookie only Secure, host-only and on Path=/, so a sibling subdomain cannot plant
+ * its own session on the login host (login fixation).
  */
 export class LoginSessionCookie {
-  readonly name: string;
   private readonly secure: boolean;
 
   constructor(loginUrl: string) {
     this.secure = new URL(loginUrl).protocol === 'https:';
-    this.name = this.secure ? `__Host-${SESSION_COOKIE}` : SESSION_COOKIE;
   }
 
-  /** The Set-Cookie value for a session. */
-  serialize(secret: string, expiresAt: Date): string {
-    return serialize(this.name, secret, { httpOnly: true, secure: this.secure, sameSite: 'lax', path: '/', expires: expiresAt });
+  /** A client_uuid is a UUID, so the name holds only characters a cookie name may. */
+  name(clientUuid: string): string {
+    return `${this.secure ? '__Host-' : ''}${SESSION_COOKIE}_${clientUuid}`;
+  }
+
+  /** The Set-Cookie value for a session of this app. */
+  serialize(clientUuid: string, secret: string, expiresAt: Date): string {
+    return serialize(this.name(clientUuid), secret, { httpOnly: true, secure: this.secure, sameSite: 'lax', path: '/', expires: expiresAt });
   }
 }
 
@@ -77,7 +83,7 @@ export async function currentLoginSession(
   clientUuid: string,
   cookie: LoginSessionCookie,
 ): Promise<LoginSession | undefined> {
-  const secret = parseCookies(req.headers.cookie ?? '')[cookie.name];
+  const secret = parseCookies(req.headers.cookie ?? '')[cookie.name(clientUuid)];
   if (!secret || !secret.startsWith('ls_') || secret.length > 100) return undefined;
   return liveSession(db, sessionIdOf(secret), clientUuid);
 }

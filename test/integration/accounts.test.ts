@@ -25,6 +25,9 @@ beforeAll(async () => {
 });
 afterAll(closeBrowsers);
 
+/** The login session cookie of this suite's app (one per app). */
+const loginCookie = () => `wes_login_${app.client_uuid}`;
+
 const authorizeParams = (verifier?: string) => authorizeParamsOf(app, verifier);
 
 const register = (email: string, password = PASSWORD, clientKey = app.client_key) =>
@@ -91,7 +94,7 @@ describe('email verification', () => {
     expect(early.status).toBe(403);
     expect(early.body).toContain('Confirm your email first');
     expect(early.location).toBeNull();
-    expect(browser.cookies.has('wes_login')).toBe(false);
+    expect(browser.cookies.has(loginCookie())).toBe(false);
     // Signing in unverified mails a fresh link: both work until one is used.
     await waitForLink(email, '/verify-email', 1);
 
@@ -149,7 +152,7 @@ describe('registration and sign-in (pages)', () => {
     const location = new URL(answer.location!);
     expect(location.origin + location.pathname).toBe(`${loginUrl()}/authorize`);
     expect(Object.fromEntries(location.searchParams)).toMatchObject({ client_key: app.client_key, redirect_uri: app.redirect_uri, state: query.state });
-    const cookie = answer.headers.getSetCookie().find((c) => c.startsWith('wes_login='))!;
+    const cookie = answer.headers.getSetCookie().find((c) => c.startsWith(`${loginCookie()}=`))!;
     expect(cookie).toMatch(/HttpOnly/i);
     expect(cookie).toMatch(/SameSite=Lax/i);
 
@@ -232,7 +235,7 @@ describe('password reset', () => {
     const browser = new Browser();
     const { query } = authorizeParams();
     expect((await signIn(browser, email, PASSWORD, query)).answer.status).toBe(302);
-    const session = browser.cookies.get('wes_login')!;
+    const session = browser.cookies.get(loginCookie())!;
 
     const forgot = await browser.get(`/forgot-password?${new URLSearchParams({ client_key: app.client_key })}`);
     const sent = await browser.submit(forgot.body, '/forgot-password', { email });
@@ -250,7 +253,7 @@ describe('password reset', () => {
 
     // The old session no longer satisfies /authorize: it asks for a sign-in again.
     const stale = new Browser();
-    stale.cookies.set('wes_login', session);
+    stale.cookies.set(loginCookie(), session);
     const authorize = await stale.get(`/authorize?${new URLSearchParams({ ...query, client_key: app.client_key })}`);
     expect(authorize.location ?? '').not.toContain('code=');
   });
@@ -280,21 +283,21 @@ describe('TOTP', () => {
     const { answer: challenge } = await signIn(fresh, email, PASSWORD);
     expect(challenge.status).toBe(200);
     expect(challenge.body).toContain('autocomplete="one-time-code"');
-    expect(fresh.cookies.has('wes_login')).toBe(false);
+    expect(fresh.cookies.has(loginCookie())).toBe(false);
     const badCode = await fresh.submit(challenge.body, '/sign-in/totp', { code: totpCode(enrol.body.secret, Date.now() - 10 * 60_000) });
     expect(badCode.status).toBe(400);
-    expect(fresh.cookies.has('wes_login')).toBe(false);
+    expect(fresh.cookies.has(loginCookie())).toBe(false);
     // The next step's code: the current one may be the one the confirmation used, and none is accepted twice.
     const code = totpCode(enrol.body.secret, Date.now() + 30_000);
     const signedIn = await fresh.submit(badCode.body, '/sign-in/totp', { code });
     expect(signedIn.status).toBe(302);
     expect(signedIn.location).toContain('/authorize?');
-    expect(fresh.cookies.has('wes_login')).toBe(true);
+    expect(fresh.cookies.has(loginCookie())).toBe(true);
     const replay = new Browser();
     const { answer: secondChallenge } = await signIn(replay, email, PASSWORD);
     const replayed = await replay.submit(secondChallenge.body, '/sign-in/totp', { code });
     expect(replayed.status).toBe(400);
-    expect(replay.cookies.has('wes_login')).toBe(false);
+    expect(replay.cookies.has(loginCookie())).toBe(false);
 
   });
 
@@ -384,7 +387,7 @@ describe('sign-in throttling', () => {
     expect(locked.answer.status).toBe(429);
     expect(Number(locked.answer.headers.get('retry-after'))).toBeGreaterThan(800);
     expect(locked.answer.body).toContain('try again in 15 minutes');
-    expect(browser.cookies.has('wes_login')).toBe(false);
+    expect(browser.cookies.has(loginCookie())).toBe(false);
     const lockedNobody = await signIn(browser, nobody, PASSWORD);
     expect(lockedNobody.answer.status).toBe(429);
     expect(lockedNobody.answer.body).toBe(locked.answer.body);

@@ -3,7 +3,18 @@ import path from 'node:path';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { api, stackEnv, waitForTerminal } from '../support/api';
 import { waitFor } from '../support/ports';
-import { Browser, closeBrowsers, loginUrl, type ProvisionedApp, provisionApp, uniqueEmail, waitForLink } from '../support/accounts';
+import {
+  authorizeParams,
+  Browser,
+  closeBrowsers,
+  loginUrl,
+  type ProvisionedApp,
+  provisionApp,
+  signInPath,
+  uniqueEmail,
+  verifiedAccount as verifiedAccountOf,
+  waitForLink,
+} from '../support/accounts';
 
 /**
  * End-user sign-in on the real stack: an ordinary OIDC client library (oauth4webapi, unchanged)
@@ -81,6 +92,25 @@ describe('an OIDC client library against the login host', () => {
       organization_uuid: stackEnv.orgA,
       username: user.email,
     });
+  });
+});
+
+describe('login sessions of several apps in one browser', () => {
+  it('keeps each app its own: signed in to A, then to B, prompt=none for A still issues a code', async () => {
+    const other = await provisionApp('Sign-in second app');
+    const browser = new Browser();
+    for (const each of [app, other]) {
+      const email = await verifiedAccountOf(each, PASSWORD, uniqueEmail('two-apps'));
+      const form = await browser.get(signInPath(authorizeParams(each).query));
+      expect((await browser.submit(form.body, '/sign-in', { email, password: PASSWORD })).status).toBe(302);
+    }
+    for (const each of [app, other]) {
+      const silent = await browser.get(`/authorize?${new URLSearchParams({ ...authorizeParams(each).query, prompt: 'none' })}`);
+      expect(silent.status).toBe(302);
+      const callback = new URL(silent.location!);
+      expect(callback.origin + callback.pathname).toBe(each.redirect_uri);
+      expect(callback.searchParams.get('code')).toBeTruthy();
+    }
   });
 });
 

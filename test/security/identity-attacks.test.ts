@@ -192,7 +192,7 @@ describe('/authorize', () => {
   });
 
   it('sets nothing from a forged cookie: sends the browser to sign in', async () => {
-    const res = await authorize({}, `wes_login=${session.sid}`);
+    const res = await authorize({}, `${session.cookie.split('=')[0]}=${session.sid}`);
     expect(new URL(res.location!).pathname).toBe('/sign-in');
   });
 });

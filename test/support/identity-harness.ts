@@ -16,7 +16,7 @@ import { createOrganization } from '../../src/auth/org-tokens';
 import { loadConfig } from '../../src/config';
 import { Identity } from '../../src/identity/identity';
 import { createLoginHost } from '../../src/identity/login-host';
-import { createLoginSession, SESSION_COOKIE, sessionIdOf } from '../../src/identity/login-sessions';
+import { createLoginSession, LoginSessionCookie, sessionIdOf } from '../../src/identity/login-sessions';
 import { createLogger } from '../../src/logger';
 import { TemporalClients } from '../../src/temporal-clients';
 import { freePort } from './ports';
@@ -109,7 +109,7 @@ export class IdentityHarness {
   /** What the sign-in form does on success: a session row and its cookie. */
   async signIn(user: { end_user_uuid: string }, app: { client_uuid: string }, organizationUuid: string) {
     const { sid } = await createLoginSession(this.db, { end_user_uuid: user.end_user_uuid, client_uuid: app.client_uuid, organization_uuid: organizationUuid });
-    return { cookie: `${SESSION_COOKIE}=${sid}`, sid: sessionIdOf(sid) };
+    return { cookie: `${new LoginSessionCookie(this.loginUrl).name(app.client_uuid)}=${sid}`, sid: sessionIdOf(sid) };
   }
 
   /** GET {login}/authorize without following the redirect. */

@@ -43,29 +43,30 @@ describe('login host configuration', () => {
 });
 
 describe('the login session cookie', () => {
+  const CLIENT = '0b7c1a52-3d2e-4f6a-9b1c-2d3e4f5a6b7c';
   const expires = new Date('2030-01-01T00:00:00Z');
 
   it('is HttpOnly and SameSite=Lax, neither Secure nor prefixed on an http login host', () => {
-    const plain = new LoginSessionCookie('http://127.0.0.1:3001').serialize('ls_secret', expires);
-    expect(plain).toMatch(/^wes_login=ls_secret;/);
+    const plain = new LoginSessionCookie('http://127.0.0.1:3001').serialize(CLIENT, 'ls_secret', expires);
+    expect(plain).toMatch(new RegExp(`^wes_login_${CLIENT}=ls_secret;`));
     expect(plain).toMatch(/HttpOnly/);
     expect(plain).toMatch(/SameSite=Lax/);
     expect(plain).not.toMatch(/Secure/);
   });
 
   it('is __Host- prefixed on an https login host: Secure, on Path=/ and without Domain, as the prefix requires', () => {
-    const secure = new LoginSessionCookie('https://login.example.com').serialize('ls_secret', expires);
-    expect(secure).toMatch(/^__Host-wes_login=ls_secret;/);
+    const secure = new LoginSessionCookie('https://login.example.com').serialize(CLIENT, 'ls_secret', expires);
+    expect(secure).toMatch(new RegExp(`^__Host-wes_login_${CLIENT}=ls_secret;`));
     expect(secure).toMatch(/; Secure/);
     expect(secure).toMatch(/; Path=\/(;|$)/);
     expect(secure).not.toMatch(/Domain=/i);
   });
 
   it('on an https login host, ignores an unprefixed session cookie, which a sibling subdomain could plant', async () => {
-    const req = { headers: { cookie: 'wes_login=ls_planted' } } as IncomingMessage;
+    const req = { headers: { cookie: `wes_login_${CLIENT}=ls_planted` } } as IncomingMessage;
     // Never queried: a lookup would throw on this empty object.
     const db = {} as Database;
-    await expect(currentLoginSession(db, req, 'client', new LoginSessionCookie('https://login.example.com'))).resolves.toBeUndefined();
+    await expect(currentLoginSession(db, req, CLIENT, new LoginSessionCookie('https://login.example.com'))).resolves.toBeUndefined();
   });
 });
 
