@@ -112,6 +112,7 @@ export async function redeemCode(db: Database, tokens: EndUserTokens, r: Redempt
     client_uuid: app.clientUuid,
     client_key: app.clientKey,
     sid: code.sid,
+    auth_time: Math.floor(session.auth_time.getTime() / 1000),
     nonce: code.nonce,
     jti,
   });

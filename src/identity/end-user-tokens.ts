@@ -26,6 +26,8 @@ export interface IssueRequest {
   client_uuid: string;
   client_key: string;
   sid: string;
+  /** Seconds since the epoch at which the login session's sign-in happened (OIDC Core §2). */
+  auth_time: number;
   nonce?: string | null;
   /** Chosen beforehand, so the code that yields the token can record it before the token exists. */
   jti: string;
@@ -70,6 +72,7 @@ export class EndUserTokens {
     const id_token = await new SignJWT({
       email: req.email,
       email_verified: req.email_verified,
+      auth_time: req.auth_time,
       ...(req.nonce ? { nonce: req.nonce } : {}),
     })
       .setProtectedHeader(header)

@@ -59,7 +59,7 @@ export class LoginHostController {
       subject_types_supported: ['public'],
       token_endpoint_auth_methods_supported: ['none'],
       scopes_supported: ['openid', 'email'],
-      claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'nonce', 'email', 'email_verified'],
+      claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'email', 'email_verified'],
       authorization_response_iss_parameter_supported: true,
     };
   }
@@ -99,9 +99,23 @@ export class LoginHostController {
     if (param(q, 'code_challenge_method') !== 'S256' || !challenge || !S256_CHALLENGE.test(challenge)) {
       return back({ error: 'invalid_request', error_description: 'PKCE is required: code_challenge (43 base64url characters) with code_challenge_method=S256' });
     }
-    const session = await currentLoginSession(this.database.db, req, app.clientUuid, this.sessionCookie);
+    const prompts = new Set((param(q, 'prompt') ?? '').split(' ').filter(Boolean));
+    // OIDC Core §3.1.2.1: none with any other value is an error; there is no consent step or account chooser to show.
+    if (prompts.has('none') && prompts.size > 1) return back({ error: 'invalid_request', error_description: 'prompt=none cannot be combined with another value' });
+    if (prompts.has('consent')) return back({ error: 'consent_required', error_description: 'this login host has no consent step' });
+    if (prompts.has('select_account')) return back({ error: 'account_selection_required', error_description: 'this login host has no account chooser' });
+    const unknown = [...prompts].find((p) => p !== 'none' && p !== 'login');
+    if (unknown) return back({ error: 'invalid_request', error_description: `prompt ${unknown.slice(0, 32)} is not supported (none, login)` });
+    const maxAge = param(q, 'max_age');
+    if (maxAge !== undefined && !/^\d{1,10}$/.test(maxAge)) return back({ error: 'invalid_request', error_description: 'max_age must be a number of seconds' });
+
+    const found = await currentLoginSession(this.database.db, req, app.clientUuid, this.sessionCookie);
+    // prompt=login and a max_age the sign-in is older than ask for a new sign-in; the sign-in page
+    // carries neither back to /authorize, so the session it starts is then used.
+    const tooOld = found && maxAge !== undefined && Date.now() - found.auth_time.getTime() > Number(maxAge) * 1000;
+    const session = prompts.has('login') || tooOld ? undefined : found;
     if (!session) {
-      if (param(q, 'prompt') === 'none') return back({ error: 'login_required' });
+      if (prompts.has('none')) return back({ error: 'login_required' });
       return res.redirect(302, this.signInUrl(q, app.clientKey));
     }
     const code = await issueCode(this.database.db, {

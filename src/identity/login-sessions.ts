@@ -52,6 +52,8 @@ export interface LoginSessionRef {
 export interface LoginSession extends LoginSessionRef {
   /** The public session id: the `sid` claim of the tokens it yields. */
   sid: string;
+  /** When the user signed in: a session starts at a sign-in and is never extended (the ID token's auth_time). */
+  auth_time: Date;
   expires_at: Date;
 }
 
@@ -99,6 +101,7 @@ export async function liveSession(db: Database, sid: string, clientUuid?: string
       end_user_uuid: row.endUserUuid,
       client_uuid: row.clientUuid,
       organization_uuid: row.organizationUuid,
+      auth_time: row.createdAt,
       expires_at: row.expiresAt,
     }
   );

@@ -1,7 +1,7 @@
 import { createHash, createPublicKey, randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { base64url, decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose';
-import { authorizationCodes, runs } from '../../db/schema';
+import { authorizationCodes, loginSessions, runs } from '../../db/schema';
 import { revokeLoginSession } from '../../src/identity/login-sessions';
 import { IdentityHarness, newPkce } from '../support/identity-harness';
 
@@ -194,6 +194,57 @@ describe('/authorize', () => {
   it('sets nothing from a forged cookie: sends the browser to sign in', async () => {
     const res = await authorize({}, `${session.cookie.split('=')[0]}=${session.sid}`);
     expect(new URL(res.location!).pathname).toBe('/sign-in');
+  });
+});
+
+describe('prompt, max_age and auth_time (OIDC Core 3.1.2.1)', () => {
+  const authorize = (overrides: Record<string, string>, cookie: string) =>
+    h.authorize({ client_id: app.client_key, redirect_uri: REDIRECT, state: 's', code_challenge: newPkce().challenge, code_challenge_method: 'S256', ...overrides }, cookie);
+  const answered = (res: { location: string | null }) => new URL(res.location!);
+
+  /** A live session whose sign-in happened `secondsAgo`. */
+  async function signedInAgo(secondsAgo: number) {
+    const s = await h.signIn(user, app, org.organization_uuid);
+    const at = new Date(Date.now() - secondsAgo * 1000);
+    await h.db.update(loginSessions).set({ createdAt: at }).where(eq(loginSessions.sid, s.sid));
+    return { ...s, at };
+  }
+
+  it('the ID token carries auth_time, the time of the sign-in behind the session', async () => {
+    const s = await signedInAgo(300);
+    const { code, pkce } = await h.code(app.client_key, REDIRECT, s.cookie);
+    const res = await exchange(code, pkce.verifier);
+    expect(decodeJwt(res.body.id_token).auth_time).toBe(Math.floor(s.at.getTime() / 1000));
+  });
+
+  it('prompt=login sends a signed-in browser to sign in again, and issues no code', async () => {
+    const res = await authorize({ prompt: 'login' }, session.cookie);
+    expect(answered(res).pathname).toBe('/sign-in');
+    expect(answered(res).searchParams.get('code')).toBeNull();
+  });
+
+  it('max_age: a sign-in older than it is asked for again (login_required with prompt=none); a younger one gets a code', async () => {
+    const s = await signedInAgo(120);
+    expect(answered(await authorize({ max_age: '60' }, s.cookie)).pathname).toBe('/sign-in');
+    expect(answered(await authorize({ max_age: '0' }, s.cookie)).pathname).toBe('/sign-in');
+    expect(answered(await authorize({ max_age: '60', prompt: 'none' }, s.cookie)).searchParams.get('error')).toBe('login_required');
+    expect(answered(await authorize({ max_age: '600', prompt: 'none' }, s.cookie)).searchParams.get('code')).toBeTruthy();
+  });
+
+  it('refuses what it cannot do: consent, select_account, none with another value, an unknown value, a max_age that is no number', async () => {
+    const cases: Array<[Record<string, string>, string]> = [
+      [{ prompt: 'consent' }, 'consent_required'],
+      [{ prompt: 'select_account' }, 'account_selection_required'],
+      [{ prompt: 'none login' }, 'invalid_request'],
+      [{ prompt: 'sudo' }, 'invalid_request'],
+      [{ max_age: '-1' }, 'invalid_request'],
+      [{ max_age: 'soon' }, 'invalid_request'],
+    ];
+    for (const [params, error] of cases) {
+      const location = answered(await authorize(params, session.cookie));
+      expect([params, location.searchParams.get('error')]).toEqual([params, error]);
+      expect(location.searchParams.get('code')).toBeNull();
+    }
   });
 });
 
