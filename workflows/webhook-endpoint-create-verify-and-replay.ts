@@ -1,6 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import { z } from 'zod';
 import type { HookPlanCheckActivities } from '../activities/hooks/plan-check';
+import { HOOK_RETRY } from './hook/activities';
 import { SECRET_REF } from './hook/contract';
 import { dagOutput, defineDag } from './runtime/dag';
 import type { DagPlan } from './runtime/dag-plan';
@@ -96,10 +97,7 @@ const output = dagOutput(plan, {
   warnings: z.array(z.string()).optional().describe('For example an http target allowed by ALLOW_HTTP_HOSTS'),
 });
 
-const { hookCheckPlan } = proxyActivities<HookPlanCheckActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '4s', maximumAttempts: 4 },
-});
+const { hookCheckPlan } = proxyActivities<HookPlanCheckActivities>({ startToCloseTimeout: '30s', retry: HOOK_RETRY });
 
 const field = (data: RunData, step: string, name: string) => {
   const value = (data[step] as RunData | null | undefined)?.[name];
