@@ -10,7 +10,9 @@ const input = z.strictObject({
     .string()
     .regex(SECRET_REF, { error: 'must be <connection_uuid>/<secret_name>' })
     .optional()
-    .describe('<connection_uuid>/<secret_name>: a string secret of one of the organization\'s connections, used as the signing secret; without it one is generated'),
+    .describe(
+      "<connection_uuid>/webhook_secret or <connection_uuid>/webhook_secrets.<key>: a payments connection's webhook signing secret, used as the signing secret (the endpoint then takes only events signed with it); without it one is generated",
+    ),
 });
 
 const output = z.object({

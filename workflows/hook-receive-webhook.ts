@@ -5,7 +5,10 @@ import { ANY_STATE, defineWorkflow, failureFields } from './runtime/definition';
 
 const input = z.strictObject({
   endpoint_uuid: endpointUuid(),
-  test_event: z.record(z.string(), z.unknown()).optional().describe('The JSON object posted; default {"type":"engine.test","data":{...}}'),
+  test_event: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('The JSON object posted; default {"type":"engine.test","data":{...}}, the only one an endpoint whose secret comes from secret_ref takes'),
 });
 
 const output = z.object({
@@ -16,12 +19,15 @@ const output = z.object({
   ...failureFields,
 });
 
-/** Posts a test event to the endpoint's own public ingress URL over HTTP and confirms it was stored. */
+/**
+ * Posts a test event to the endpoint's own public ingress URL over HTTP and confirms it was stored.
+ * The ingress does not deliver it: hook.replay-event does (layer 3 of the webhook Dag).
+ */
 export const receiveWebhook = defineWorkflow({
   workflow_type: 'hook.receive-webhook',
   version: '1.0',
   kind: 'Atomic',
-  description: "Posts a test event to a redirect endpoint's public ingress and confirms it was stored",
+  description: "Posts a test event to a redirect endpoint's public ingress and confirms it was stored (hook.replay-event delivers it)",
   input,
   output,
   states: {

@@ -14,8 +14,9 @@ const output = z.object({
 
 /**
  * Delivers a stored event, signed, to its endpoint's target_url: what the ingress starts for every
- * event it stores, and what POST /api/hooks/events/{uuid}/replay starts. Network errors, 429 and
- * 5xx are retried (4 attempts); a final non-2xx fails the run with failure_type target_rejected.
+ * event it stores (hook.receive-webhook's test event excepted), and what
+ * POST /api/hooks/events/{uuid}/replay starts. Network errors, 429 and 5xx are retried (4 attempts);
+ * a final non-2xx fails the run with failure_type target_rejected.
  */
 export const replayEvent = defineWorkflow({
   workflow_type: 'hook.replay-event',

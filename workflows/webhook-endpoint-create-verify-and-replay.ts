@@ -66,8 +66,13 @@ const input = z.strictObject({
     .string()
     .regex(SECRET_REF, { error: 'must be <connection_uuid>/<secret_name>' })
     .optional()
-    .describe('<connection_uuid>/<secret_name>: a connection secret used as the signing secret; without it one is generated (fetch it with rotate-secret)'),
-  test_event: z.record(z.string(), z.unknown()).optional().describe('The JSON object posted to the ingress; default {"type":"engine.test",...}'),
+    .describe(
+      "<connection_uuid>/webhook_secret or <connection_uuid>/webhook_secrets.<key>: a payments connection's webhook signing secret used as the signing secret; without it one is generated (fetch it with rotate-secret)",
+    ),
+  test_event: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('The JSON object posted to the ingress; default {"type":"engine.test",...}, the only one allowed with secret_ref'),
   ttl_seconds: z.number().int().min(0).optional().describe('Layer 5 expires pending events older than this (default 86400)'),
   workflow_run_id: z.string().min(1).max(200).optional().describe("The caller's own reference for this run, echoed"),
   actor: z.string().min(1).max(200).optional().describe('Who asked for the run, echoed'),
@@ -123,6 +128,7 @@ export const webhookEndpointCreateVerifyAndReplay = defineDag({
       endpoint_name: d.endpoint_name,
       target_url: d.target_url,
       secret_ref: d.secret_ref,
+      test_event: d.test_event,
     });
     return { patch: { warnings } };
   },

@@ -5,7 +5,9 @@ import { currentLedger } from '../provider-attempts';
 import { callSignal, fetchFailure, heartbeatWhileWaiting } from '../provider-http';
 import { type DeliveryHttpConfig, deliverSigned } from './delivery';
 import { createEndpoint } from './endpoints';
-import { endpointView, type HookEndpointRow, type HookStore, ingressUrl } from './store';
+import { secretRefRefusal } from './secret-ref';
+import { DEFAULT_TEST_EVENT } from '../../workflows/hook/contract';
+import { endpointView, type HookEndpointRow, type HookStore, ingressUrl, TEST_EVENT_MARK_HEADER } from './store';
 import { type TargetPolicy, targetUrlProblem } from './target';
 
 export interface HookActivitiesConfig extends DeliveryHttpConfig, TargetPolicy {
@@ -19,6 +21,18 @@ export interface HookActivitiesConfig extends DeliveryHttpConfig, TargetPolicy {
 }
 
 const notFound = (what: string, type: string) => ApplicationFailure.nonRetryable(`${what} does not exist in this organization`, type);
+
+/**
+ * An endpoint whose secret comes from secret_ref signs its deliveries with a payments webhook
+ * secret: a test event of the caller's choosing would come back with a provider's signature.
+ */
+export function refuseCustomTestEvent(testEvent: unknown) {
+  if (JSON.stringify(testEvent) === JSON.stringify(DEFAULT_TEST_EVENT)) return;
+  throw ApplicationFailure.nonRetryable(
+    "test_event: an endpoint whose secret comes from secret_ref takes only the engine's default test event (omit test_event)",
+    'test_event_not_allowed',
+  );
+}
 
 /** A 2xx is delivered; 5xx, 429 and no answer are worth another attempt; anything else is the target's final word. */
 const retryableStatus = (status: number) => status >= 500 || status === 429;
@@ -54,9 +68,7 @@ export function createHookActivities(config: HookActivitiesConfig) {
       secret_ref: req.secret_ref,
     });
     if ('row' in created) return view(created.row);
-    if (created.refused === 'secret_ref_not_found') {
-      throw ApplicationFailure.nonRetryable(`secret_ref ${req.secret_ref} names no secret of this organization's connections`, 'secret_ref_not_found');
-    }
+    if (created.refused !== 'endpoint_name_taken') throw secretRefRefusal(created.refused, req.secret_ref!);
     // Lost a race with a concurrent creation of the same name: decide against what it stored.
     return createRedirect(req);
   }
@@ -68,10 +80,12 @@ export function createHookActivities(config: HookActivitiesConfig) {
      * Posts the event to the endpoint's own public ingress, as any sender would, then finds it
      * stored. It posts with X-Request-Id `request_id` (the run and its attempt): an attempt retried
      * after the ingress stored the event but its answer was lost finds that event instead of posting a second.
+     * The test event mark keeps the ingress from delivering it: hook.replay-event does, once.
      */
     async hookReceiveWebhook(req: { organization_uuid: string; endpoint_uuid: string; test_event: unknown; request_id?: string }) {
-      await requireEndpoint(req.organization_uuid, req.endpoint_uuid);
+      const endpoint = await requireEndpoint(req.organization_uuid, req.endpoint_uuid);
       const body = JSON.stringify(req.test_event);
+      if (endpoint.secretSource === 'secret_ref') refuseCustomTestEvent(req.test_event);
       // The body too: anyone may post to the public ingress, naming any request id.
       const prior = req.request_id && (await store.eventByRequestId(req.organization_uuid, req.endpoint_uuid, req.request_id));
       if (prior && prior.body === body) return { event_uuid: prior.eventUuid, ingress_status: 202 as const };
@@ -82,7 +96,12 @@ export function createHookActivities(config: HookActivitiesConfig) {
         res = await fetch(url, {
           method: 'POST',
           body,
-          headers: { 'content-type': 'application/json', 'user-agent': 'workflow-engine-hooks/1', ...(req.request_id ? { 'x-request-id': req.request_id } : {}) },
+          headers: {
+            'content-type': 'application/json',
+            'user-agent': 'workflow-engine-hooks/1',
+            [TEST_EVENT_MARK_HEADER]: store.testEventMark(endpoint.endpointUuid, body),
+            ...(req.request_id ? { 'x-request-id': req.request_id } : {}),
+          },
           redirect: 'error',
           signal: callSignal(config.timeoutMs),
           dispatcher: config.ingressDispatcher,

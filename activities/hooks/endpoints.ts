@@ -4,7 +4,7 @@ import { type HookEndpointRow, type HookStore, newSigningSecret } from './store'
 
 export type CreatedEndpoint =
   | { row: HookEndpointRow; /** Only a generated secret: the one time it can be shown. */ generatedSecret?: string }
-  | { refused: 'secret_ref_not_found' | 'endpoint_name_taken' };
+  | { refused: 'secret_ref_not_found' | 'secret_ref_not_allowed' | 'endpoint_name_taken' };
 
 /**
  * Creates an endpoint with a generated secret or the one secret_ref names; what the API's create
@@ -18,8 +18,8 @@ export async function createEndpoint(
   let secret = newSigningSecret();
   if (fields.secret_ref !== undefined) {
     const referenced = await resolveSecretRef(stores.connections, organizationUuid, fields.secret_ref);
-    if (!referenced) return { refused: 'secret_ref_not_found' };
-    secret = referenced;
+    if ('refused' in referenced) return referenced;
+    secret = referenced.secret;
   }
   const generated = fields.secret_ref === undefined;
   const row = await stores.hooks.createEndpoint(organizationUuid, {

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { and, desc, eq, lt, ne, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { hookEndpoints, hookEvents } from '../../db/schema';
@@ -20,6 +20,15 @@ export interface DeliveryAttempt {
 export const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
 
 const aad = (row: Pick<HookEndpointRow, 'endpointUuid' | 'organizationUuid'>) => Buffer.from(`hook|${row.endpointUuid}|${row.organizationUuid}`);
+
+/**
+ * Carried by hook.receive-webhook's post to an ingress alone: the ingress stores that event without
+ * delivering it, since the run that posted it has it delivered (layer 3 of the webhook Dag).
+ */
+export const TEST_EVENT_MARK_HEADER = 'x-hook-test-event';
+
+const markAad = (endpointUuid: string) => Buffer.from(`hook-test-event|${endpointUuid}`);
+const digest = (body: string | Buffer) => createHash('sha256').update(body).digest();
 
 /** The ingress URL of an endpoint, under the API's public base URL. */
 export const ingressUrl = (publicApiUrl: string, endpointUuid: string) => `${publicApiUrl.replace(/\/+$/, '')}/api/hooks/r/${endpointUuid}`;
@@ -70,6 +79,24 @@ export class HookStore {
 
   secretOf(row: HookEndpointRow): string {
     return this.box.open(Buffer.from(row.secretCiphertext, 'base64'), aad(row)).toString();
+  }
+
+  /**
+   * The value of TEST_EVENT_MARK_HEADER for this body posted to this endpoint: sealed under the
+   * service's key, so no outside sender can make one to keep a real event from being delivered.
+   */
+  testEventMark(endpointUuid: string, body: string): string {
+    return this.box.seal(digest(body), markAad(endpointUuid)).toString('base64url');
+  }
+
+  isTestEventMark(endpointUuid: string, body: Buffer, mark: string): boolean {
+    let sealed: Buffer;
+    try {
+      sealed = this.box.open(Buffer.from(mark, 'base64url'), markAad(endpointUuid));
+    } catch {
+      return false;
+    }
+    return sealed.length === 32 && timingSafeEqual(sealed, digest(body));
   }
 
   /** undefined when the organization already has an endpoint of that name. */

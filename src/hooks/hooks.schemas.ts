@@ -8,7 +8,9 @@ export const createEndpointBody = z.strictObject({
     .string()
     .regex(SECRET_REF, { error: 'must be <connection_uuid>/<secret_name>' })
     .optional()
-    .describe("<connection_uuid>/<secret_name>: a string secret of one of the organization's connections becomes the signing secret"),
+    .describe(
+      "<connection_uuid>/webhook_secret or <connection_uuid>/webhook_secrets.<key>: a payments connection's webhook signing secret becomes the signing secret, and the ingress then takes only events signed with it",
+    ),
 });
 export type CreateEndpointBody = z.output<typeof createEndpointBody>;
 

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ConnectionStore } from '../../activities/connections';
 import { createEndpoint } from '../../activities/hooks/endpoints';
+import { SECRET_REF_RULE } from '../../activities/hooks/secret-ref';
 import { endpointView, eventView, type HookEndpointRow, type HookStore, newSigningSecret } from '../../activities/hooks/store';
 import { targetUrlProblem } from '../../activities/hooks/target';
 import type { Principal } from '../auth/principal';
@@ -33,7 +34,10 @@ export class HooksService {
     if (problem) throw validationFailed([{ field: 'target_url', rule: 'outbound_policy', message: problem }]);
     const created = await createEndpoint({ hooks: this.store, connections: this.connections }, org, body);
     if (!('row' in created) && created.refused === 'secret_ref_not_found') {
-      throw validationFailed([{ field: 'secret_ref', rule: 'not_found', message: "names no string secret of this organization's connections" }]);
+      throw validationFailed([{ field: 'secret_ref', rule: 'not_found', message: "names no webhook signing secret of this organization's connections" }]);
+    }
+    if (!('row' in created) && created.refused === 'secret_ref_not_allowed') {
+      throw validationFailed([{ field: 'secret_ref', rule: 'webhook_secret_only', message: SECRET_REF_RULE }]);
     }
     if (!('row' in created)) throw new ApiError(409, 'endpoint_name_taken', `an endpoint named "${body.name}" already exists`);
     // The only time a generated secret is shown; a referenced one is the caller's own connection secret.

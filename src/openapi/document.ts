@@ -227,11 +227,12 @@ function hookPaths() {
     '/api/hooks/r/{endpoint_uuid}': {
       post: {
         operationId: 'receiveHookEvent',
-        summary: 'Public ingress (no bearer token): stores the body as received (UTF-8 text, at most 1 MiB), answers 202 once stored, then delivers it signed',
+        summary:
+          "Public ingress (no bearer token): stores the body as received (UTF-8 text, at most 1 MiB), answers 202 once stored, then delivers it signed; an endpoint whose secret comes from secret_ref takes only events signed with it (Stripe-Signature or Webhook-Signature, else 400)",
         security: [],
         parameters: [endpointParam],
         requestBody: { required: false, content: { 'application/json': { schema: {} }, 'text/plain': { schema: { type: 'string' } } } },
-        responses: { ...ok(ingressAccepted, '202', eventLinks('$response.body#/event_uuid')), ...errors(404, 413, 422, 429, 508) },
+        responses: { ...ok(ingressAccepted, '202', eventLinks('$response.body#/event_uuid')), ...errors(400, 404, 413, 422, 429, 508) },
       },
     },
   };

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { type HookTarget, startHookTarget, verifyWebhookSignature } from '../doubles/hook-target';
 import { api, control, secretLeaks, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
 import { ExtraApi } from '../support/extra-api';
+import { sign } from '../support/payments-events';
 import { waitFor } from '../support/ports';
 
 /**
@@ -326,10 +327,13 @@ describe('the hook.* workflow types, each alone', () => {
     const id = await startRun('hook.create-redirect', { target_url: target.url + path, secret_ref: `${connection.body.connection_uuid}/webhook_secret` });
     const created = await waitForTerminal(id);
     expect(created.state_data).toMatchObject({ endpoint_name: `redirect-${id}`, secret_source: 'secret_ref' });
-    const res = await post(created.state_data.ingress_url, '{"signed":"with the connection secret"}');
+    // The connection's secret verifies provider events: the endpoint takes only events the provider signed with it.
+    const body = '{"signed":"by the provider, with the connection secret"}';
+    expect((await post(created.state_data.ingress_url, body)).status).toBe(400);
+    const res = await post(created.state_data.ingress_url, body, { 'content-type': 'application/json', 'stripe-signature': sign(body, webhookSecret) });
     await waitForEvent(res.body.event_uuid, (e) => e.state === 'delivered', 'delivered');
     expect(target.to(path)[0].signature_valid).toBe(true);
-    const unknown = await run('hook.create-redirect', { target_url: target.url, secret_ref: `${connection.body.connection_uuid}/no_such_secret` });
+    const unknown = await run('hook.create-redirect', { target_url: target.url, secret_ref: `${connection.body.connection_uuid}/webhook_secrets.no_such_key` });
     expect(unknown.state_data.failure_type).toBe('secret_ref_not_found');
     const otherOrg = await api('/api/workflows/start', {
       token: stackEnv.tokenB,
@@ -345,13 +349,18 @@ describe('the hook.* workflow types, each alone', () => {
     expect(res.body.error.message).toContain('target_url');
   });
 
-  it('hook.receive-webhook posts to the endpoint\'s own ingress and confirms the event is stored', async () => {
-    const { endpoint } = await createEndpoint();
+  it('hook.receive-webhook posts to the endpoint\'s own ingress and confirms the event is stored, leaving its delivery to hook.replay-event', async () => {
+    const { endpoint, path } = await createEndpoint();
     const done = await run('hook.receive-webhook', { endpoint_uuid: endpoint.endpoint_uuid });
     expect(done.status).toBe('COMPLETED');
     expect(done.state_data).toMatchObject({ event_uuid: expect.stringMatching(UUID), ingress_status: 202 });
     const event = await eventOf(done.state_data.event_uuid);
     expect(JSON.parse(event.body)).toMatchObject({ type: 'engine.test' });
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await eventOf(done.state_data.event_uuid)).toMatchObject({ state: 'pending', attempts: [] });
+    expect(target.to(path)).toEqual([]);
+    await run('hook.replay-event', { event_uuid: done.state_data.event_uuid });
+    expect(target.to(path).map((r) => r.headers['webhook-id'])).toEqual([done.state_data.event_uuid]);
     const custom = await run('hook.receive-webhook', { endpoint_uuid: endpoint.endpoint_uuid, test_event: { type: 'custom', data: { n: 7 } } });
     expect(JSON.parse((await eventOf(custom.state_data.event_uuid)).body)).toEqual({ type: 'custom', data: { n: 7 } });
     const foreign = await api('/api/workflows/start', { token: stackEnv.tokenB, body: { workflow_type: 'hook.receive-webhook', initial_data: { endpoint_uuid: endpoint.endpoint_uuid } } });

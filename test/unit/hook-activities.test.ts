@@ -6,6 +6,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { ConnectionStore } from '../../activities/connections';
 import { createHookActivities } from '../../activities/hooks/activities';
 import { type HookEndpointRow, HookStore } from '../../activities/hooks/store';
+import { DEFAULT_TEST_EVENT } from '../../workflows/hook/contract';
 import { parseOutboundAllow } from '../../activities/outbound-allow';
 import { SecretBox } from '../../activities/secret-box';
 import type { DatabaseHandle } from '../../db/client';
@@ -100,6 +101,22 @@ describe("the worker's activities and the API's own origin (PUBLIC_API_URL on lo
     const received = await activities.hookReceiveWebhook({ organization_uuid: ORG, endpoint_uuid: row.endpointUuid, test_event: { probe: true } });
     expect(received).toMatchObject({ ingress_status: 202 });
     expect(api.requests).toContain(`POST /api/hooks/r/${row.endpointUuid}`);
+  });
+
+  it('hook.receive-webhook marks its post as a test event, so the ingress leaves its delivery to the run', async () => {
+    const row = await endpoint('https://hooks.example.com/x');
+    const received = await activities.hookReceiveWebhook({ organization_uuid: ORG, endpoint_uuid: row.endpointUuid, test_event: { probe: 'marked' } });
+    expect(api.testEvents).toContain(received.event_uuid);
+  });
+
+  it('hook.receive-webhook posts nothing but the default test event to an endpoint whose secret comes from secret_ref', async () => {
+    const row = (await hooks.createEndpoint(ORG, { name: `ref-${randomBytes(4).toString('hex')}`, targetUrl: 'https://hooks.example.com/x', secret: 'whsec_payments', secretSource: 'secret_ref', secretRef: 'x/webhook_secret' }))!;
+    const path = `POST /api/hooks/r/${row.endpointUuid}`;
+    const failure = await rejection(activities.hookReceiveWebhook({ organization_uuid: ORG, endpoint_uuid: row.endpointUuid, test_event: { type: 'checkout.session.completed' } }));
+    expect(failure).toMatchObject({ type: 'test_event_not_allowed', nonRetryable: true });
+    expect(api.requests).not.toContain(path);
+    const received = await activities.hookReceiveWebhook({ organization_uuid: ORG, endpoint_uuid: row.endpointUuid, test_event: DEFAULT_TEST_EVENT });
+    expect(api.testEvents).toContain(received.event_uuid);
   });
 
   it('hook.receive-webhook retried after the ingress stored its event answers with that event, posting nothing more', async () => {

@@ -73,6 +73,16 @@ describe('HookStore and secret_ref (PGlite)', () => {
     await database.db.delete(hookEndpoints).where(eq(hookEndpoints.endpointUuid, row.endpointUuid));
   });
 
+  it('makes test event marks only it can verify, each for one body and one endpoint', async () => {
+    const mark = hooks.testEventMark('endpoint-1', '{"type":"engine.test"}');
+    expect(hooks.isTestEventMark('endpoint-1', Buffer.from('{"type":"engine.test"}'), mark)).toBe(true);
+    expect(hooks.isTestEventMark('endpoint-1', Buffer.from('{"type":"order.paid"}'), mark)).toBe(false);
+    expect(hooks.isTestEventMark('endpoint-2', Buffer.from('{"type":"engine.test"}'), mark)).toBe(false);
+    const otherKey = new HookStore(database.db, SecretBox.derive(randomBytes(32), 'hook-secrets'));
+    expect(otherKey.isTestEventMark('endpoint-1', Buffer.from('{"type":"engine.test"}'), mark)).toBe(false);
+    for (const forged of ['', 'x', 'A'.repeat(80)]) expect(hooks.isTestEventMark('endpoint-1', Buffer.from('{}'), forged)).toBe(false);
+  });
+
   it('moves events pending → delivered → acknowledged, and expires only pending ones past the cutoff', async () => {
     const endpoint = (await hooks.createEndpoint('org_a', { name: 'e', targetUrl: 'https://t', secret: 's', secretSource: 'generated' }))!;
     const a = await hooks.insertEvent(endpoint, 'a', {});
@@ -90,16 +100,26 @@ describe('HookStore and secret_ref (PGlite)', () => {
     expect((await hooks.acknowledge('org_a', a.eventUuid))!.acknowledgedAt).toEqual(acked.acknowledgedAt);
   });
 
-  it('resolves secret_ref to a string secret of the organization\'s own connection, nothing else', async () => {
+  it("resolves secret_ref to a webhook signing secret of the organization's own payments connection, nothing else", async () => {
     const conn = (await connections.create('org_a', 'payments', 'pay', { webhook_secret: 'whsec_one', webhook_secrets: { eu: 'whsec_eu' } }, {}))!;
     const ref = (name: string) => `${conn.connectionUuid}/${name}`;
-    expect(await resolveSecretRef(connections, 'org_a', ref('webhook_secret'))).toBe('whsec_one');
-    expect(await resolveSecretRef(connections, 'org_a', ref('webhook_secrets.eu'))).toBe('whsec_eu');
-    expect(await resolveSecretRef(connections, 'org_b', ref('webhook_secret'))).toBeUndefined();
-    for (const name of ['webhook_secrets', 'webhook_secret.0', 'webhook_secret.length', 'webhook_secrets.us', 'constructor', 'nope']) {
-      expect([name, await resolveSecretRef(connections, 'org_a', ref(name))]).toEqual([name, undefined]);
+    const notFound = { refused: 'secret_ref_not_found' };
+    const notAllowed = { refused: 'secret_ref_not_allowed' };
+    expect(await resolveSecretRef(connections, 'org_a', ref('webhook_secret'))).toEqual({ secret: 'whsec_one' });
+    expect(await resolveSecretRef(connections, 'org_a', ref('webhook_secrets.eu'))).toEqual({ secret: 'whsec_eu' });
+    expect(await resolveSecretRef(connections, 'org_b', ref('webhook_secret'))).toEqual(notFound);
+    for (const name of ['webhook_secrets.us', 'webhook_secrets.constructor']) {
+      expect([name, await resolveSecretRef(connections, 'org_a', ref(name))]).toEqual([name, notFound]);
     }
-    expect(await resolveSecretRef(connections, 'org_a', 'garbage')).toBeUndefined();
+    for (const name of ['webhook_secrets', 'webhook_secret.0', 'webhook_secret.length', 'constructor', 'api_token', 'nope']) {
+      expect([name, await resolveSecretRef(connections, 'org_a', ref(name))]).toEqual([name, notAllowed]);
+    }
+    expect(await resolveSecretRef(connections, 'org_a', 'garbage')).toEqual(notFound);
+    // Another plugin's secret is no webhook signing secret, whatever it is called.
+    const esign = (await connections.create('org_a', 'esign', 'sign', { api_token: 'tok_esign', webhook_secret: 'whsec_esign' }, {}))!;
+    for (const name of ['api_token', 'webhook_secret']) {
+      expect([name, await resolveSecretRef(connections, 'org_a', `${esign.connectionUuid}/${name}`)]).toEqual([name, notAllowed]);
+    }
   });
 });
 

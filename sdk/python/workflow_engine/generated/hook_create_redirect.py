@@ -37,7 +37,7 @@ class Input(BaseModel):
     secret_ref: Annotated[
         str | None,
         Field(
-            description="<connection_uuid>/<secret_name>: a string secret of one of the organization's connections, used as the signing secret; without it one is generated",
+            description="<connection_uuid>/webhook_secret or <connection_uuid>/webhook_secrets.<key>: a payments connection's webhook signing secret, used as the signing secret (the endpoint then takes only events signed with it); without it one is generated",
             pattern="^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\\/([A-Za-z0-9_.-]{1,100})$",
         ),
     ] = None

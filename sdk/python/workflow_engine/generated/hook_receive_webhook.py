@@ -26,7 +26,7 @@ class Input(BaseModel):
     test_event: Annotated[
         dict[str, Any] | None,
         Field(
-            description='The JSON object posted; default {"type":"engine.test","data":{...}}'
+            description='The JSON object posted; default {"type":"engine.test","data":{...}}, the only one an endpoint whose secret comes from secret_ref takes'
         ),
     ] = None
 

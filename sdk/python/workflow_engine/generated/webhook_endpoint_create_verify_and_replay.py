@@ -43,14 +43,14 @@ class Input(BaseModel):
     secret_ref: Annotated[
         str | None,
         Field(
-            description="<connection_uuid>/<secret_name>: a connection secret used as the signing secret; without it one is generated (fetch it with rotate-secret)",
+            description="<connection_uuid>/webhook_secret or <connection_uuid>/webhook_secrets.<key>: a payments connection's webhook signing secret used as the signing secret; without it one is generated (fetch it with rotate-secret)",
             pattern="^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\\/([A-Za-z0-9_.-]{1,100})$",
         ),
     ] = None
     test_event: Annotated[
         dict[str, Any] | None,
         Field(
-            description='The JSON object posted to the ingress; default {"type":"engine.test",...}'
+            description='The JSON object posted to the ingress; default {"type":"engine.test",...}, the only one allowed with secret_ref'
         ),
     ] = None
     ttl_seconds: Annotated[

@@ -235,7 +235,7 @@ export interface HookCreateRedirectInput {
    */
   target_url: string;
   /**
-   * <connection_uuid>/<secret_name>: a string secret of one of the organization's connections, used as the signing secret; without it one is generated
+   * <connection_uuid>/webhook_secret or <connection_uuid>/webhook_secrets.<key>: a payments connection's webhook signing secret, used as the signing secret (the endpoint then takes only events signed with it); without it one is generated
    */
   secret_ref?: string;
 }
@@ -293,7 +293,7 @@ export interface HookReceiveWebhookInput {
    */
   endpoint_uuid: string;
   /**
-   * The JSON object posted; default {"type":"engine.test","data":{...}}
+   * The JSON object posted; default {"type":"engine.test","data":{...}}, the only one an endpoint whose secret comes from secret_ref takes
    */
   test_event?: {
     [k: string]: unknown | undefined;
@@ -1091,11 +1091,11 @@ export interface WebhookEndpointCreateVerifyAndReplayInput {
    */
   endpoint_name?: string;
   /**
-   * <connection_uuid>/<secret_name>: a connection secret used as the signing secret; without it one is generated (fetch it with rotate-secret)
+   * <connection_uuid>/webhook_secret or <connection_uuid>/webhook_secrets.<key>: a payments connection's webhook signing secret used as the signing secret; without it one is generated (fetch it with rotate-secret)
    */
   secret_ref?: string;
   /**
-   * The JSON object posted to the ingress; default {"type":"engine.test",...}
+   * The JSON object posted to the ingress; default {"type":"engine.test",...}, the only one allowed with secret_ref
    */
   test_event?: {
     [k: string]: unknown | undefined;
