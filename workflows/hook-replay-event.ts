@@ -16,7 +16,7 @@ const output = z.object({
  * Delivers a stored event, signed, to its endpoint's target_url: what the ingress starts for every
  * event it stores (hook.receive-webhook's test event excepted), and what
  * POST /api/hooks/events/{uuid}/replay starts. Network errors, 429 and 5xx are retried (4 attempts);
- * a final non-2xx fails the run with failure_type target_rejected.
+ * a final non-2xx fails the run with failure_type target_rejected; an expired event fails event_expired.
  */
 export const replayEvent = defineWorkflow({
   workflow_type: 'hook.replay-event',

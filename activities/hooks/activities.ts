@@ -7,7 +7,7 @@ import { type DeliveryHttpConfig, deliverSigned } from './delivery';
 import { createEndpoint } from './endpoints';
 import { secretRefRefusal } from './secret-ref';
 import { DEFAULT_TEST_EVENT } from '../../workflows/hook/contract';
-import { endpointView, type HookEndpointRow, type HookStore, ingressUrl, TEST_EVENT_MARK_HEADER } from './store';
+import { ACKNOWLEDGE_REFUSALS, endpointView, type HookEndpointRow, type HookStore, ingressUrl, TEST_EVENT_MARK_HEADER } from './store';
 import { type TargetPolicy, targetUrlProblem } from './target';
 
 export interface HookActivitiesConfig extends DeliveryHttpConfig, TargetPolicy {
@@ -131,6 +131,8 @@ export function createHookActivities(config: HookActivitiesConfig) {
     async hookDeliverEvent(req: { organization_uuid: string; event_uuid: string }) {
       const event = await store.event(req.organization_uuid, req.event_uuid);
       if (!event) throw notFound(`event ${req.event_uuid}`, 'event_not_found');
+      // Expired is final: not even a retry already scheduled when the event expired delivers it.
+      if (event.state === 'expired') throw ApplicationFailure.nonRetryable(`event ${req.event_uuid} has expired and is not delivered`, 'event_expired');
       const endpoint = await requireEndpoint(req.organization_uuid, event.endpointUuid);
       const problem = targetUrlProblem(endpoint.targetUrl, config);
       if (problem) throw ApplicationFailure.nonRetryable(`target_url ${problem}`, 'target_url_refused');
@@ -160,12 +162,12 @@ export function createHookActivities(config: HookActivitiesConfig) {
     },
 
     async hookAcknowledgeEvent(req: { organization_uuid: string; event_uuid: string }) {
-      const row = await store.acknowledge(req.organization_uuid, req.event_uuid);
-      if (row) return { event_uuid: row.eventUuid, event_state: 'acknowledged' as const, acknowledged_at: row.acknowledgedAt!.toISOString() };
-      if (await store.event(req.organization_uuid, req.event_uuid)) {
-        throw ApplicationFailure.nonRetryable(`event ${req.event_uuid} has expired and cannot be acknowledged`, 'event_expired');
+      const outcome = await store.acknowledge(req.organization_uuid, req.event_uuid);
+      if ('row' in outcome) {
+        return { event_uuid: outcome.row.eventUuid, event_state: 'acknowledged' as const, acknowledged_at: outcome.row.acknowledgedAt!.toISOString() };
       }
-      throw notFound(`event ${req.event_uuid}`, 'event_not_found');
+      if (outcome.refused === 'event_not_found') throw notFound(`event ${req.event_uuid}`, 'event_not_found');
+      throw ApplicationFailure.nonRetryable(ACKNOWLEDGE_REFUSALS[outcome.refused](req.event_uuid), outcome.refused);
     },
 
     async hookExpirePendingEvents(req: { organization_uuid: string; endpoint_uuid: string; ttl_seconds: number }) {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { and, desc, eq, lt, ne, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { hookEndpoints, hookEvents } from '../../db/schema';
 import type { SecretBox } from '../secret-box';
@@ -7,6 +7,7 @@ import type { SecretBox } from '../secret-box';
 export type HookEndpointRow = typeof hookEndpoints.$inferSelect;
 export type HookEventRow = typeof hookEvents.$inferSelect;
 export type SecretSource = 'generated' | 'secret_ref';
+export type AcknowledgeOutcome = { row: HookEventRow } | { refused: 'event_not_found' | 'event_expired' | 'event_not_delivered' };
 
 export interface DeliveryAttempt {
   at: string;
@@ -46,6 +47,12 @@ export function endpointView(row: HookEndpointRow, publicApiUrl: string) {
     created_at: row.createdAt.toISOString(),
   };
 }
+
+/** Why an event cannot be acknowledged, as the API's 409 and hook.acknowledge-event's failure say it. */
+export const ACKNOWLEDGE_REFUSALS = {
+  event_expired: (eventUuid: string) => `event ${eventUuid} has expired and cannot be acknowledged`,
+  event_not_delivered: (eventUuid: string) => `event ${eventUuid} has not been delivered (state pending): replay it, then acknowledge it`,
+};
 
 export function eventView(row: HookEventRow) {
   const iso = (d: Date | null) => d?.toISOString() ?? null;
@@ -214,7 +221,11 @@ export class HookStore {
       .limit(limit);
   }
 
-  /** Appends the attempt; a 2xx moves a not yet acknowledged event to delivered. */
+  /**
+   * Appends the attempt; a 2xx moves a pending or delivered event to delivered. An acknowledged
+   * event stays acknowledged, and an expired one stays expired: a delivery already on its way when
+   * the event expired (a retry) is recorded, and revives nothing.
+   */
   async recordAttempt(eventUuid: string, attempt: DeliveryAttempt, delivered: boolean): Promise<HookEventRow> {
     const [row] = await this.db
       .update(hookEvents)
@@ -222,8 +233,8 @@ export class HookStore {
         attempts: sql`${hookEvents.attempts} || ${JSON.stringify([attempt])}::jsonb`,
         ...(delivered
           ? {
-              state: sql`CASE WHEN ${hookEvents.state} = 'acknowledged' THEN ${hookEvents.state} ELSE 'delivered' END`,
-              deliveredAt: new Date(attempt.at),
+              state: sql`CASE WHEN ${hookEvents.state} IN ('acknowledged', 'expired') THEN ${hookEvents.state} ELSE 'delivered' END`,
+              deliveredAt: sql`CASE WHEN ${hookEvents.state} = 'expired' THEN ${hookEvents.deliveredAt} ELSE ${attempt.at}::timestamptz END`,
             }
           : {}),
       })
@@ -232,14 +243,23 @@ export class HookStore {
     return row;
   }
 
-  /** Acknowledged once: acknowledging again keeps the first time. An expired event stays expired (undefined). */
-  async acknowledge(organizationUuid: string, eventUuid: string): Promise<HookEventRow | undefined> {
+  /**
+   * pending → delivered → acknowledged: only a delivered event may be acknowledged, once
+   * (acknowledging again keeps the first time). A pending one was never received by the target,
+   * and an expired one is final.
+   */
+  async acknowledge(organizationUuid: string, eventUuid: string): Promise<AcknowledgeOutcome> {
     const [row] = await this.db
       .update(hookEvents)
       .set({ state: 'acknowledged', acknowledgedAt: sql`COALESCE(${hookEvents.acknowledgedAt}, now())` })
-      .where(and(eq(hookEvents.organizationUuid, organizationUuid), eq(hookEvents.eventUuid, eventUuid), ne(hookEvents.state, 'expired')))
+      .where(
+        and(eq(hookEvents.organizationUuid, organizationUuid), eq(hookEvents.eventUuid, eventUuid), inArray(hookEvents.state, ['delivered', 'acknowledged'])),
+      )
       .returning();
-    return row;
+    if (row) return { row };
+    const current = await this.event(organizationUuid, eventUuid);
+    if (!current) return { refused: 'event_not_found' };
+    return { refused: current.state === 'expired' ? 'event_expired' : 'event_not_delivered' };
   }
 
   /** Pending events of the endpoint received before `cutoff` become expired; returns their ids. */

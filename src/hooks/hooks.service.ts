@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { ConnectionStore } from '../../activities/connections';
 import { createEndpoint } from '../../activities/hooks/endpoints';
 import { SECRET_REF_RULE } from '../../activities/hooks/secret-ref';
-import { endpointView, eventView, type HookEndpointRow, type HookStore, newSigningSecret } from '../../activities/hooks/store';
+import { ACKNOWLEDGE_REFUSALS, endpointView, eventView, type HookEndpointRow, type HookStore, newSigningSecret } from '../../activities/hooks/store';
 import { targetUrlProblem } from '../../activities/hooks/target';
 import type { Principal } from '../auth/principal';
 import { ApiError, notFound, validationFailed } from '../common/api-error';
@@ -89,14 +89,16 @@ export class HooksService {
   /** Delivery runs as a hook.replay-event run of the event's organization, like the ingress's own. */
   async replay(principal: Principal, eventUuid: string) {
     const row = await this.requireEvent(principal, eventUuid);
+    if (row.state === 'expired') throw new ApiError(409, 'event_expired', `event ${row.eventUuid} has expired and cannot be replayed`);
     const { result } = await this.runs.start(principal, { workflow_type: REPLAY_TYPE, initial_data: { event_uuid: row.eventUuid } });
     return { event_uuid: row.eventUuid, workflow_id: result.workflow_id };
   }
 
   async acknowledge(principal: Principal, eventUuid: string) {
     const row = await this.requireEvent(principal, eventUuid);
-    const acknowledged = await this.store.acknowledge(principal.organization_uuid, row.eventUuid);
-    if (!acknowledged) throw new ApiError(409, 'event_expired', `event ${row.eventUuid} has expired and cannot be acknowledged`);
-    return eventView(acknowledged);
+    const outcome = await this.store.acknowledge(principal.organization_uuid, row.eventUuid);
+    if ('row' in outcome) return eventView(outcome.row);
+    if (outcome.refused === 'event_not_found') throw notFound(`event ${eventUuid}`);
+    throw new ApiError(409, outcome.refused, ACKNOWLEDGE_REFUSALS[outcome.refused](row.eventUuid));
   }
 }

@@ -211,15 +211,15 @@ function hookPaths() {
     '/api/hooks/events/{uuid}/replay': {
       post: {
         operationId: 'replayHookEvent',
-        summary: 'Deliver the event again, signed, through a hook.replay-event run',
+        summary: 'Deliver the event again, signed, through a hook.replay-event run (409 event_expired once it has expired)',
         parameters: [uuidParam],
-        responses: { ...ok(replayResult, '202', runLinks('$response.body#/workflow_id')), ...errors(404, 422), ...authenticated },
+        responses: { ...ok(replayResult, '202', runLinks('$response.body#/workflow_id')), ...errors(404, 409, 422), ...authenticated },
       },
     },
     '/api/hooks/events/{uuid}/acknowledge': {
       post: {
         operationId: 'acknowledgeHookEvent',
-        summary: 'Mark the event acknowledged (409 once it has expired)',
+        summary: 'Mark a delivered event acknowledged (409 event_not_delivered while pending, event_expired once expired)',
         parameters: [uuidParam],
         responses: { ...ok(eventViewSchema), ...errors(404, 409, 422), ...authenticated },
       },

@@ -278,6 +278,29 @@ describe('acknowledge, expiry, rotate-secret', () => {
     const ack = await api(`/api/hooks/events/${pending.body.event_uuid}/acknowledge`, { method: 'POST' });
     expect(ack.status).toBe(409);
     expect(ack.body.error.code).toBe('event_expired');
+    // Expired is final: a replay would deliver it and revive it.
+    const replay = await api(`/api/hooks/events/${pending.body.event_uuid}/replay`, { method: 'POST' });
+    expect(replay.status).toBe(409);
+    expect(replay.body.error.code).toBe('event_expired');
+    const direct = await run('hook.replay-event', { event_uuid: pending.body.event_uuid });
+    expect(direct.state_data.failure_type).toBe('event_expired');
+    expect(await eventOf(pending.body.event_uuid)).toMatchObject({ state: 'expired', delivered_at: null, attempts: [{ status_code: 400 }] });
+  });
+
+  it('refuses to acknowledge an event never delivered (409 event_not_delivered): pending → delivered → acknowledged', async () => {
+    const { endpoint, path } = await createEndpoint([400]);
+    const res = await post(endpoint.ingress_url, '{"rejected":true}');
+    await waitForEvent(res.body.event_uuid, (e) => e.attempts.length === 1, 'tried');
+    const ack = await api(`/api/hooks/events/${res.body.event_uuid}/acknowledge`, { method: 'POST' });
+    expect(ack.status).toBe(409);
+    expect(ack.body.error.code).toBe('event_not_delivered');
+    expect(await eventOf(res.body.event_uuid)).toMatchObject({ state: 'pending', acknowledged_at: null });
+    const failed = await run('hook.acknowledge-event', { event_uuid: res.body.event_uuid });
+    expect(failed).toMatchObject({ status: 'FAILED', state_data: { failure_type: 'event_not_delivered' } });
+    target.answer(path, 200);
+    const replay = await api(`/api/hooks/events/${res.body.event_uuid}/replay`, { method: 'POST' });
+    await waitForTerminal(replay.body.workflow_id);
+    expect((await api(`/api/hooks/events/${res.body.event_uuid}/acknowledge`, { method: 'POST' })).body.state).toBe('acknowledged');
   });
 
   it('rotates the secret: the new one is returned once and signs the next deliveries', async () => {
@@ -384,6 +407,7 @@ describe('the hook.* workflow types, each alone', () => {
   it('hook.acknowledge-event acknowledges; an unknown event fails event_not_found', async () => {
     const { endpoint } = await createEndpoint();
     const res = await post(endpoint.ingress_url, '{}');
+    await waitForEvent(res.body.event_uuid, (e) => e.state === 'delivered', 'delivered');
     const done = await run('hook.acknowledge-event', { event_uuid: res.body.event_uuid });
     expect(done.state_data).toMatchObject({ event_uuid: res.body.event_uuid, event_state: 'acknowledged', acknowledged_at: expect.stringMatching(ISO) });
     expect((await eventOf(res.body.event_uuid)).state).toBe('acknowledged');

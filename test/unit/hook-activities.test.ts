@@ -119,6 +119,22 @@ describe("the worker's activities and the API's own origin (PUBLIC_API_URL on lo
     expect(api.testEvents).toContain(received.event_uuid);
   });
 
+  it('hook.replay-event does not deliver an expired event; hook.acknowledge-event refuses a pending or an expired one', async () => {
+    const row = await endpoint('https://hooks.example.com/x');
+    const pending = await hooks.insertEvent(row, '{}', { 'content-type': 'application/json' });
+    expect(await rejection(activities.hookAcknowledgeEvent({ organization_uuid: ORG, event_uuid: pending.eventUuid }))).toMatchObject({
+      type: 'event_not_delivered',
+      nonRetryable: true,
+    });
+    await hooks.expirePending(ORG, row.endpointUuid, new Date(Date.now() + 1_000));
+    expect(await rejection(activities.hookDeliverEvent({ organization_uuid: ORG, event_uuid: pending.eventUuid }))).toMatchObject({
+      type: 'event_expired',
+      nonRetryable: true,
+    });
+    expect(await rejection(activities.hookAcknowledgeEvent({ organization_uuid: ORG, event_uuid: pending.eventUuid }))).toMatchObject({ type: 'event_expired' });
+    expect(await hooks.event(ORG, pending.eventUuid)).toMatchObject({ state: 'expired', attempts: [] });
+  });
+
   it('hook.receive-webhook retried after the ingress stored its event answers with that event, posting nothing more', async () => {
     const row = await endpoint('https://hooks.example.com/x');
     const req = { organization_uuid: ORG, endpoint_uuid: row.endpointUuid, test_event: { probe: 1 }, request_id: `wf_receive_${row.endpointUuid}#1` };

@@ -89,15 +89,25 @@ describe('HookStore and secret_ref (PGlite)', () => {
     const b = await hooks.insertEvent(endpoint, 'b', {});
     const at = new Date().toISOString();
     await hooks.recordAttempt(a.eventUuid, { at, status_code: 500, latency_ms: 3 }, false);
+    expect(await hooks.acknowledge('org_a', a.eventUuid)).toEqual({ refused: 'event_not_delivered' });
     const delivered = await hooks.recordAttempt(a.eventUuid, { at, status_code: 200, latency_ms: 4 }, true);
-    expect(delivered).toMatchObject({ state: 'delivered', attempts: [{ status_code: 500 }, { status_code: 200 }] });
-    const acked = (await hooks.acknowledge('org_a', a.eventUuid))!;
+    expect(delivered).toMatchObject({ state: 'delivered', deliveredAt: new Date(at), attempts: [{ status_code: 500 }, { status_code: 200 }] });
+    const acked = await hooks.acknowledge('org_a', a.eventUuid);
+    if (!('row' in acked)) throw new Error(`not acknowledged: ${acked.refused}`);
     expect((await hooks.recordAttempt(a.eventUuid, { at, status_code: 200, latency_ms: 1 }, true)).state).toBe('acknowledged');
-    expect(await hooks.acknowledge('org_b', a.eventUuid)).toBeUndefined();
+    expect(await hooks.acknowledge('org_b', a.eventUuid)).toEqual({ refused: 'event_not_found' });
     expect(await hooks.expirePending('org_a', endpoint.endpointUuid, new Date(Date.now() - 60_000))).toEqual([]);
     expect(await hooks.expirePending('org_a', endpoint.endpointUuid, new Date(Date.now() + 1_000))).toEqual([b.eventUuid]);
-    expect(await hooks.acknowledge('org_a', b.eventUuid)).toBeUndefined();
-    expect((await hooks.acknowledge('org_a', a.eventUuid))!.acknowledgedAt).toEqual(acked.acknowledgedAt);
+    expect(await hooks.acknowledge('org_a', b.eventUuid)).toEqual({ refused: 'event_expired' });
+    expect(await hooks.acknowledge('org_a', a.eventUuid)).toMatchObject({ row: { acknowledgedAt: acked.row.acknowledgedAt } });
+  });
+
+  it('keeps an expired event expired when a delivery already on its way succeeds', async () => {
+    const endpoint = (await hooks.createEndpoint('org_a', { name: 'x', targetUrl: 'https://t', secret: 's', secretSource: 'generated' }))!;
+    const event = await hooks.insertEvent(endpoint, 'late', {});
+    await hooks.expirePending('org_a', endpoint.endpointUuid, new Date(Date.now() + 1_000));
+    const late = await hooks.recordAttempt(event.eventUuid, { at: new Date().toISOString(), status_code: 200, latency_ms: 2 }, true);
+    expect(late).toMatchObject({ state: 'expired', deliveredAt: null, expiredAt: expect.any(Date), attempts: [{ status_code: 200 }] });
   });
 
   it("resolves secret_ref to a webhook signing secret of the organization's own payments connection, nothing else", async () => {

@@ -377,11 +377,11 @@ class AsyncHooks:
         return await self._t.call(c.get_hook_event(event_uuid))
 
     async def replay_event(self, event_uuid: str) -> m.HookEventReplayed:
-        """Deliver the event again, signed, through a hook.replay-event run."""
+        """Deliver the event again, signed, through a hook.replay-event run (ConflictError once it has expired)."""
         return await self._t.call(c.replay_hook_event(event_uuid))
 
     async def acknowledge_event(self, event_uuid: str) -> m.HookEvent:
-        """Mark the event acknowledged (ConflictError once it has expired)."""
+        """Mark a delivered event acknowledged (ConflictError while it is pending or once it has expired)."""
         return await self._t.call(c.acknowledge_hook_event(event_uuid))
 
 

@@ -40,12 +40,12 @@ export class HooksManager {
     return (await this.transport.request<HookEvent>(this.event(eventUuid), { idempotent: true })).body;
   }
 
-  /** Delivers the event again, signed, through a hook.replay-event run. */
+  /** Delivers the event again, signed, through a hook.replay-event run; a ConflictError once the event has expired. */
   async replayEvent(eventUuid: string): Promise<HookEventReplayed> {
     return (await this.transport.request<HookEventReplayed>(`${this.event(eventUuid)}/replay`, { method: 'POST', idempotent: false })).body;
   }
 
-  /** A ConflictError once the event has expired. Retried like a read: acknowledging again keeps the first time. */
+  /** A ConflictError while the event is pending (never delivered) or once it has expired. Retried like a read: acknowledging again keeps the first time. */
   async acknowledgeEvent(eventUuid: string): Promise<HookEvent> {
     return (await this.transport.request<HookEvent>(`${this.event(eventUuid)}/acknowledge`, { method: 'POST', idempotent: true })).body;
   }
