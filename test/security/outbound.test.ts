@@ -240,7 +240,7 @@ describe('outbound calls refuse inward addresses', () => {
       expect(res.status).toBe(201);
       const run = await waitForTerminal(res.body.workflow_id, org.token);
       // Not outbound_policy: the redirect was never followed, so no connection to its target was even attempted.
-      expect(run).toMatchObject({ status: 'FAILED', state_data: { failure_type: 'unreachable' } });
+      expect(run).toMatchObject({ status: 'FAILED', state_data: { failure_type: 'redirect_refused', status_code: 302 } });
       expect(JSON.stringify(run)).not.toContain(INWARD_SECRET.internal);
       expect(inward.connections).toBe(before);
     } finally {
