@@ -320,20 +320,23 @@ describe('the receiver chain: one signed delivery, one entitlement', () => {
 });
 
 describe("a connection's receiver_workflow_type: a composition instead of the default chain", () => {
+  /** A receiver composition's first step: the delivery's own inputs into payments.webhooks.receive. */
+  const verifyStep = {
+    id: 'verify',
+    workflow_type: RECEIVE,
+    inputs: {
+      cloud_connection_uuid: { from: 'input', name: 'cloud_connection_uuid' },
+      payload: { from: 'input', name: 'payload' },
+      signature: { from: 'input', name: 'signature' },
+    },
+  };
+
   it('starts the composition for each verified event: receive, then a route step granting once', async () => {
     const created = await api('/api/compositions', {
       body: {
         name: uniqueId('payment-receiver'),
         steps: [
-          {
-            id: 'verify',
-            workflow_type: RECEIVE,
-            inputs: {
-              cloud_connection_uuid: { from: 'input', name: 'cloud_connection_uuid' },
-              payload: { from: 'input', name: 'payload' },
-              signature: { from: 'input', name: 'signature' },
-            },
-          },
+          verifyStep,
           { id: 'entitle', workflow_type: 'route', inputs: {} },
         ],
       },
@@ -363,15 +366,7 @@ describe("a connection's receiver_workflow_type: a composition instead of the de
       body: {
         name: uniqueId('needs-a-note'),
         steps: [
-          {
-            id: 'verify',
-            workflow_type: RECEIVE,
-            inputs: {
-              cloud_connection_uuid: { from: 'input', name: 'cloud_connection_uuid' },
-              payload: { from: 'input', name: 'payload' },
-              signature: { from: 'input', name: 'signature' },
-            },
-          },
+          verifyStep,
           {
             id: 'grant',
             workflow_type: GRANT,
