@@ -382,10 +382,13 @@ function paymentsPaths() {
           ...ok(accepted, '202', runLinks('$response.body#/workflow_id')),
           ...ok(duplicate, '200'),
           '400': {
-            description: 'SIGNATURE_MISSING, SIGNATURE_MALFORMED, SIGNATURE_MISMATCH, TIMESTAMP_OUT_OF_TOLERANCE or PAYLOAD_INVALID: nothing started',
+            description:
+              'SIGNATURE_MISSING, SIGNATURE_MALFORMED, SIGNATURE_MISMATCH, TIMESTAMP_OUT_OF_TOLERANCE, PAYLOAD_INVALID or RECEIVER_INPUT_INVALID: nothing started, the event id not claimed',
             content: errorContent,
           },
           ...errors(404, 413, 422),
+          // Verified deliveries count per connection (ingress-endpoint), refused requests per client address (ingress-refused-client).
+          '429': authenticated['429'],
         },
       },
     },
