@@ -22,7 +22,7 @@ export async function resolveSecretRef(connections: ConnectionStore, organizatio
   const [name, key] = match[2].split(/\.(.*)/s);
   const named = name === 'webhook_secrets' && key !== undefined;
   if (!named && match[2] !== 'webhook_secret') return { refused: 'secret_ref_not_allowed' };
-  const row = await connections.get(organizationUuid, match[1].toLowerCase());
+  const row = await connections.get(organizationUuid, match[1]);
   if (!row) return { refused: 'secret_ref_not_found' };
   if (row.plugin !== 'payments') return { refused: 'secret_ref_not_allowed' };
   const secrets = webhookSecrets(connections.decrypt(row));
