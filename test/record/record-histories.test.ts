@@ -13,7 +13,7 @@ import { createHookActivities } from '../../activities/hooks/activities';
 import { createHookPlanCheckActivities } from '../../activities/hooks/plan-check';
 import { HookStore } from '../../activities/hooks/store';
 import { parseOutboundAllow } from '../../activities/outbound-allow';
-import { createProjection } from '../../activities/projection';
+import { createProjection, dagChildReads } from '../../activities/projection';
 import { SecretBox } from '../../activities/secret-box';
 import { type DatabaseHandle, projectRoot } from '../../db/client';
 import { compileComposition } from '../../src/compositions/compile';
@@ -38,12 +38,13 @@ import { engineWiring } from '../support/engine-wiring';
  * Not part of `make test`: `make record-histories` runs each workflow type
  * through its paths on a real dev server, on a worker wired as
  * src/worker/worker.ts wires one, and writes the histories that the replay
- * test (test/temporal/replay.test.ts) guards determinism with. The histories
- * directly under test/histories were recorded before transitions were written
- * ahead, by a worker without the engine's interceptors; they stay, for runs
- * still in flight from then.
+ * test (test/temporal/replay.test.ts) guards determinism with, into
+ * test/histories/current. Before recording after a patch, move current's
+ * files to a directory named for the generation they are (as write-ahead is):
+ * they stay, for runs still in flight from then, and so do those directly
+ * under test/histories, recorded before transitions were written ahead.
  */
-const OUT = path.join(projectRoot(), 'test', 'histories', 'write-ahead');
+const OUT = path.join(projectRoot(), 'test', 'histories', 'current');
 const TASK_QUEUE = 'record-histories';
 const TEMPORAL = path.join(projectRoot(), '.venv', 'bin', 'temporal');
 
@@ -77,6 +78,7 @@ describe('record workflow histories', () => {
       ...engineWiring(projection),
       activities: {
         ...projection,
+        ...dagChildReads(database.db),
         ...createEsignActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([double.url]) }),
         ...createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([dbhostDouble.url]), connections }),
         ...createPaymentsActivities({ db: database.db, connections, toleranceSeconds: 300 }),
