@@ -13,6 +13,7 @@ import { RunsService } from '../runs/runs.service';
 import { REPLAY_TYPE } from './hooks.service';
 import { canonicalUuid } from '../common/uuid';
 import { keptHeaders } from './kept-headers';
+import { signatureRefused } from '../payments/signature-refused';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -53,10 +54,7 @@ export class IngressService {
       });
     } catch (err) {
       if (!(err instanceof SignatureRefusal)) throw err;
-      const message = `${err.message}: this endpoint's secret comes from secret_ref, so it takes only events signed with that secret`;
-      throw new ApiError(400, err.code, `Stripe-Signature (or Webhook-Signature): ${message}`, [
-        { field: 'header.stripe-signature', rule: err.code.toLowerCase(), message },
-      ]);
+      throw signatureRefused(err, "this endpoint's secret comes from secret_ref, so it takes only events signed with that secret");
     }
   }
 

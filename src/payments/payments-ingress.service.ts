@@ -19,6 +19,7 @@ import type { AppConfig } from '../config';
 import { launchRun } from '../runs/launch';
 import type { TemporalClients } from '../temporal-clients';
 import { chainWorkflowId, INGRESS_INPUTS, inputsNoDeliveryGives, receiverWorkflowType } from './receiver-chain';
+import { signatureRefused } from './signature-refused';
 
 export type IngressAnswer =
   | { status: 202; body: { received: true; workflow_id: string; event_id: string } }
@@ -110,7 +111,7 @@ export class PaymentsIngressService {
     } catch (err) {
       if (!(err instanceof SignatureRefusal)) throw err;
       await limits.refused();
-      throw refused(err.code, err.message);
+      throw signatureRefused(err);
     }
     await limits.verified();
     const { payload, event } = this.parse(body);

@@ -187,7 +187,8 @@ describe('ingress POST /api/hooks/payments/{connection_uuid}', () => {
     ];
     for (const [code, body, headers] of cases) {
       const res = await deliver(conn.a, body, headers);
-      expect({ code, status: res.status, body: res.body }).toEqual({ code, status: 400, body: { error: { code, message: expect.any(String), details: null } } });
+      const details = code === 'PAYLOAD_INVALID' ? null : [{ field: 'header.stripe-signature', rule: code.toLowerCase(), message: expect.any(String) }];
+      expect({ code, status: res.status, body: res.body }).toEqual({ code, status: 400, body: { error: { code, message: expect.any(String), details } } });
     }
     // Signed bytes that are not UTF-8 cannot be handed on as the run's payload text.
     const latin1 = Buffer.concat([Buffer.from('{"id":"evt_'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
