@@ -272,7 +272,7 @@ export class AccountPagesController {
     if (started === 'enrolled') return sendPage(res, 200, totpEnabledPage(ctx));
     if (started === 'wrong_password') return sendPage(res, 422, totpStartPage({ ...ctx, error: 'That password is not right.' }));
     if (isLocked(started)) return this.locked(res, started.retryAfter, 'wrong passwords or codes');
-    sendPage(res, 200, totpConfirmPage({ ...ctx, secret: started.secret, otpauthUri: started.otpauth_uri }));
+    sendPage(res, 200, totpConfirmPage({ ...ctx, key: { secret: started.secret, otpauthUri: started.otpauth_uri } }));
   }
 
   @Post('mfa/totp/confirm')
@@ -286,10 +286,9 @@ export class AccountPagesController {
     const result = await this.accounts.totp.confirm(user, text(form, 'code'), clientAddress(req));
     if (isLocked(result)) return this.locked(res, result.retryAfter, 'wrong passwords or codes');
     if (result === 'enabled') return sendPage(res, 200, totpEnabledPage({ ...ctx, note: 'Two-step verification is now on.' }));
-    const pending = await this.accounts.totp.pending(user);
-    if (result === 'none' || !pending) return sendPage(res, 409, totpStartPage(ctx));
-    const error = 'That code is not right. Enter the code your app shows now.';
-    sendPage(res, 422, totpConfirmPage({ ...ctx, secret: pending.secret, otpauthUri: pending.otpauth_uri, error }));
+    if (result === 'none') return sendPage(res, 409, totpStartPage(ctx));
+    if (user.totpConfirmedAt) return sendPage(res, 409, totpEnabledPage(ctx));
+    sendPage(res, 422, totpConfirmPage({ ...ctx, error: 'That code is not right. Enter the code your app shows now.' }));
   }
 
   @Post('mfa/totp/remove')

@@ -48,12 +48,6 @@ export class TotpEnrolment {
     return this.setup(user, secret);
   }
 
-  /** The started, not yet confirmed enrolment, to show again after a wrong code. */
-  async pending(user: EndUser): Promise<TotpSetup | undefined> {
-    if (!user.totpSecret || user.totpConfirmedAt) return undefined;
-    return this.setup(user, this.secretOf(user));
-  }
-
   /** 'none' when no enrolment was started, 'invalid' for a wrong code. */
   async confirm(user: EndUser, code: unknown, address: string): Promise<'enabled' | 'none' | 'invalid' | Locked> {
     if (!user.totpSecret) return 'none';

@@ -329,6 +329,8 @@ describe('TOTP', () => {
     const secret = setup.body.match(/<code id="totp-secret">([A-Z2-7]+)<\/code>/)![1];
     const wrong = await browser.submit(setup.body, '/mfa/totp/confirm', { code: totpCode(secret, Date.now() - 10 * 60_000) });
     expect(wrong.status).toBe(422);
+    expect(wrong.body).not.toContain(secret);
+    expect(wrong.body).toContain('start again with your password');
     const on = await browser.submit(wrong.body, '/mfa/totp/confirm', { code: totpCode(secret) });
     expect(on.status).toBe(200);
     expect(on.body).toContain('Two-step verification is on');

@@ -231,5 +231,10 @@ describe('a stolen end-user token or login session cannot turn TOTP on without t
     expect(noPassword.body).not.toContain('totp-secret');
     const allowed = await browser.submit(page.body, '/mfa/totp', { password: PASSWORD });
     expect(allowed.body).toContain('totp-secret');
+    // While the owner's enrolment waits for its code, a made-up code does not show the pending key.
+    const guessed = await browser.submit(allowed.body, '/mfa/totp/confirm', { code: '000000' });
+    expect(guessed.status).toBe(422);
+    expect(guessed.body).not.toContain('totp-secret');
+    expect(guessed.body).not.toContain(allowed.body.match(/<code id="totp-secret">([A-Z2-7]+)<\/code>/)![1]);
   });
 });

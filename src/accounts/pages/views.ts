@@ -103,13 +103,21 @@ ${formFields(ctx)}<label for="password">Your password</label>
 </form>`,
   );
 
-export const totpConfirmPage = (ctx: FormContext & { secret: string; otpauthUri: string; error?: string }) =>
+/**
+ * The key is on the page only right after the password was given: after a wrong code the page asks
+ * again without it, so that a stolen login session cannot read a pending key with a made-up code.
+ */
+export const totpConfirmPage = (ctx: FormContext & { key?: { secret: string; otpauthUri: string }; error?: string }) =>
   page(
     'Add the account to your authenticator app',
     html`${errorBox(ctx.error)}
-<p>Add this key to your authenticator app (time-based, 6 digits):</p>
-<p><code id="totp-secret">${ctx.secret}</code></p>
-<p class="hint">Or open this link on the device that holds the app: <a href="${ctx.otpauthUri}">${ctx.otpauthUri}</a></p>
+${
+  ctx.key
+    ? html`<p>Add this key to your authenticator app (time-based, 6 digits):</p>
+<p><code id="totp-secret">${ctx.key.secret}</code></p>
+<p class="hint">Or open this link on the device that holds the app: <a href="${ctx.key.otpauthUri}">${ctx.key.otpauthUri}</a></p>`
+    : html`<p>Enter the code your authenticator app shows for the key you added. To see a key again, <a href="${link('/mfa/totp', ctx.params)}">start again with your password</a>: that makes a new key.</p>`
+}
 <form method="post" action="/mfa/totp/confirm">
 ${formFields(ctx)}<label for="code">The 6-digit code the app shows</label>
 <input id="code" name="code" type="text" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required${described(ctx.error)}>
