@@ -1,9 +1,12 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { ConflictError, NotFoundError, ValidationError, WorkflowFailedError } from '@workflow-engine/sdk';
 import { ESIGN_VALID_TOKEN } from '../doubles/esign-double';
 import { type HookTarget, startHookTarget } from '../doubles/hook-target';
-import { stackEnv, uniqueId } from '../support/api';
+import { totpCode } from '../../src/accounts/totp';
+import { Browser, endUserToken, provisionApp, verifiedAccount } from '../support/accounts';
+import { api, stackEnv, uniqueId } from '../support/api';
 import { waitFor } from '../support/ports';
 import { DELETE, deleteInput, engineFor, RESOURCES } from '../support/sdk';
 
@@ -245,6 +248,8 @@ describe('SDK: entitlements', () => {
   });
 });
 
+const PASSWORD = 'correct horse battery staple';
+
 describe('SDK: apps', () => {
   it('list holds the app an identity.app.provision run started through the SDK created, for its organization only', async () => {
     const engine = engineFor();
@@ -261,5 +266,21 @@ describe('SDK: apps', () => {
       updated_at: expect.any(String),
     });
     expect((await engineFor(stackEnv.tokenB).apps.list()).map((a) => a.client_key)).not.toContain(client_key);
+  });
+
+  it("clearEndUserTotp turns an end user's TOTP off, for the organization's own apps only", async () => {
+    const app = await provisionApp();
+    const email = await verifiedAccount(app, PASSWORD);
+    const token = await endUserToken(app, new Browser(), email, PASSWORD);
+    const enrol = () => api('/api/auth/end-user/mfa/totp', { method: 'POST', token, body: { password: PASSWORD } });
+    const { secret } = (await enrol()).body;
+    expect((await api('/api/auth/end-user/mfa/totp/confirm', { token, body: { code: totpCode(secret) } })).status).toBe(200);
+    expect((await enrol()).status).toBe(409);
+    const endUserUuid = (await api('/api/auth/me', { token })).body.user_id as string;
+
+    await expect(engineFor(stackEnv.tokenB).apps.clearEndUserTotp(app.client_uuid, endUserUuid)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(engineFor().apps.clearEndUserTotp(app.client_uuid, randomUUID())).rejects.toThrow(/end user/);
+    await engineFor().apps.clearEndUserTotp(app.client_uuid, endUserUuid);
+    expect((await enrol()).status).toBe(200);
   });
 });

@@ -6,6 +6,7 @@ import hashlib
 import hmac
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -234,3 +235,13 @@ async def test_apps_async(aclient: AsyncWorkflowEngine) -> None:
     )
     client_key = (await run.wait(timeout=45))["client_key"]
     assert client_key in {a.client_key for a in await aclient.apps.list()}
+    app = next(a for a in await aclient.apps.list() if a.client_key == client_key)
+    with pytest.raises(NotFoundError) as unknown:
+        await aclient.apps.clear_end_user_totp(app.client_uuid, str(uuid.uuid4()))
+    assert "end user" in unknown.value.message
+
+
+def test_clear_end_user_totp_sync(client: WorkflowEngine) -> None:
+    with pytest.raises(NotFoundError) as unknown:
+        client.apps.clear_end_user_totp(str(uuid.uuid4()), str(uuid.uuid4()))
+    assert "end user" in unknown.value.message

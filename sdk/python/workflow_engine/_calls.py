@@ -294,6 +294,10 @@ def list_apps() -> Call[list[m.App]]:
     return Call("GET", "/api/apps", _listed(m.App, "apps"))
 
 
+def clear_end_user_totp(client_uuid: str, end_user_uuid: str) -> Call[None]:
+    return Call("DELETE", f"/api/apps/{seg(client_uuid)}/end-users/{seg(end_user_uuid)}/mfa/totp", _nothing)
+
+
 def stream_path(workflow_id: str) -> str:
     """The run's Server-Sent Events route."""
     return f"/api/workflows/{seg(workflow_id)}/stream"

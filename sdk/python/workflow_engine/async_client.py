@@ -446,6 +446,15 @@ class AsyncApps:
         """The organization's apps."""
         return await self._t.call(c.list_apps())
 
+    async def clear_end_user_totp(self, client_uuid: str, end_user_uuid: str) -> None:
+        """Turn TOTP off for an end user of one of the organization's apps.
+
+        The end user then signs in with the password alone: the way back from a lost phone or a
+        secret someone else enrolled. NotFoundError for an app or end user the organization does
+        not have.
+        """
+        await self._t.call(c.clear_end_user_totp(client_uuid, end_user_uuid))
+
 
 class AsyncWorkflowEngine:
     """Asynchronous client of the Workflow Engine Service (use ``async with``).
