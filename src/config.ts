@@ -48,6 +48,10 @@ export interface AppConfig {
   sseKeepAliveMs: number;
   /** How long a resolved bearer token is trusted without asking the database; 0 asks every time. */
   tokenCacheTtlMs: number;
+  /** How often each API process looks for runs whose execution Temporal closed without them (src/runs/closed-runs.ts); 0 never. */
+  closedRunSweepSeconds: number;
+  /** How far back the first of those sweeps looks, for executions closed while no API process ran. */
+  closedRunLookbackSeconds: number;
   /** SIGTERM: how long in-flight activities may finish before they are cancelled (see shutdown.ts). */
   shutdownGraceMs: number;
   /** `all` mode: the nice value of the threads that execute runs (src/worker/run-thread-priority.ts); 0 leaves them. */
@@ -155,6 +159,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     sseKeepAliveMs: envInteger(env, 'SSE_KEEPALIVE_MS', 15_000),
     tokenCacheTtlMs: envInteger(env, 'TOKEN_CACHE_TTL_MS', 5_000),
+    closedRunSweepSeconds: envInteger(env, 'CLOSED_RUN_SWEEP_SECONDS', 15),
+    closedRunLookbackSeconds: envInteger(env, 'CLOSED_RUN_LOOKBACK_SECONDS', 7 * 24 * 3600),
     shutdownGraceMs: envInteger(env, 'SHUTDOWN_GRACE_MS', 5_000),
     runThreadsNice: runThreadsNice(env),
     logLevel: env.LOG_LEVEL || 'info',

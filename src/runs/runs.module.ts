@@ -1,6 +1,7 @@
 import { type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
 import { CatalogModule } from '../catalog/catalog.module';
+import { ClosedRunsReconciler } from './closed-runs';
 import { DatabaseCheck, StartDatabaseCheck } from './database-check';
 import { RunStreamService } from './run-stream.service';
 import { RunsController } from './runs.controller';
@@ -10,7 +11,7 @@ import { TransitionBus } from './transition-bus.service';
 @Module({
   imports: [AuthModule, CatalogModule],
   controllers: [RunsController],
-  providers: [RunsService, RunStreamService, TransitionBus, DatabaseCheck, StartDatabaseCheck],
+  providers: [RunsService, RunStreamService, TransitionBus, DatabaseCheck, StartDatabaseCheck, ClosedRunsReconciler],
   exports: [RunsService],
 })
 export class RunsModule implements NestModule {

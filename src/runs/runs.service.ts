@@ -326,7 +326,7 @@ export class RunsService {
       const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
       const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as FailedRunDetails | undefined) : undefined;
       if (details?.checkpoint) return { checkpoint: details.checkpoint, output: details.output };
-      throw new ApiError(409, 'not_retryable', 'this run cannot be re-driven (its input was invalid, it was cancelled before cancelled runs kept a checkpoint, or it is a Dag whose layers were compensated or whose child cannot be re-driven): start a new run');
+      throw new ApiError(409, 'not_retryable', 'this run cannot be re-driven (its input was invalid, it was terminated or timed out in Temporal, it was cancelled before cancelled runs kept a checkpoint, or it is a Dag whose layers were compensated or whose child cannot be re-driven): start a new run');
     } finally {
       clearTimeout(timer);
     }

@@ -73,6 +73,7 @@ export class Stack {
       NODE_EXTRA_CA_CERTS: INWARD_CERT_PATH,
       PROVIDER_TIMEOUT_MS: '1500',
       SSE_KEEPALIVE_MS: '1000',
+      CLOSED_RUN_SWEEP_SECONDS: '1',
       LOG_LEVEL: 'info',
       WORKFLOW_BUNDLE_PATH: path.join(this.root, 'dist', 'workflow-bundle.js'),
       ENGINE_SECRET_KEY: this.secretKey,
