@@ -57,3 +57,41 @@ describe('SDK event stream refused with 429 too_many_streams', () => {
     }
   });
 });
+
+describe('SDK event stream cut by a proxy during a long wait', () => {
+  /** A loopback API whose stream sends the first transition, then `cuts` connections that each carry only keep-alives, then the end. */
+  async function cuttingApi(cuts: number, keepAlive: boolean) {
+    let requests = 0;
+    const server: Server = createServer((_req, res) => {
+      requests += 1;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      if (requests === 1) return res.end(SSE.split('event: completed')[0]);
+      if (requests <= cuts + 1) return res.end(keepAlive ? ':\n\n' : '');
+      res.end(SSE);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    return { baseUrl: `http://127.0.0.1:${port}`, requests: () => requests, close: () => new Promise((resolve) => server.close(resolve).closeAllConnections()) };
+  }
+
+  it('reconnects past maxRetries as long as each connection showed keep-alives', async () => {
+    const api = await cuttingApi(4, true);
+    try {
+      const engine = new WorkflowEngine({ baseUrl: api.baseUrl, token: 't', maxRetries: 0 });
+      expect((await collect(engine.workflows.stream('wf_1'))).map((e) => e.type)).toEqual(['transition', 'completed']);
+      expect(api.requests()).toBe(6);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('gives up on connections that close before showing any life', async () => {
+    const api = await cuttingApi(4, false);
+    try {
+      const engine = new WorkflowEngine({ baseUrl: api.baseUrl, token: 't', maxRetries: 0 });
+      await expect(collect(engine.workflows.stream('wf_1'))).rejects.toThrow(/kept closing/);
+    } finally {
+      await api.close();
+    }
+  });
+});

@@ -261,6 +261,26 @@ def test_a_stream_that_keeps_closing_gives_up_after_max_retries() -> None:
     assert len(script.requests) == 2
 
 
+def test_a_stream_cut_after_it_was_steady_does_not_use_up_the_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every connection here counts as having stayed open (a proxy cutting a long wait's stream).
+    monkeypatch.setattr(calls, "STREAM_STEADY_SECONDS", 0.0)
+    monkeypatch.setattr(calls, "backoff", lambda attempt, retry_after: 0.0)
+    script = Script(_sse(_T1), _sse(), _sse(), _sse(), _sse(_T2, _DONE))
+    with _sync(script, max_retries=1) as engine:
+        assert [e.event for e in engine.workflows.stream("wf_1")] == ["transition", "transition", "completed"]
+    assert len(script.requests) == 5
+
+
+async def test_a_stream_cut_after_it_was_steady_does_not_use_up_the_retries_async(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(calls, "STREAM_STEADY_SECONDS", 0.0)
+    monkeypatch.setattr(calls, "backoff", lambda attempt, retry_after: 0.0)
+    script = Script(_sse(_T1), _sse(), _sse(), _sse(_T2, _DONE))
+    async with _async(script, max_retries=1) as engine:
+        assert [e.event async for e in engine.workflows.stream("wf_1")] == ["transition", "transition", "completed"]
+
+
 @pytest.fixture
 def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(calls, "backoff", lambda attempt, retry_after: 0.0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -43,6 +44,17 @@ class Call(Generic[T]):
     headers: Mapping[str, str] | None = None
     # Only a call that may be repeated without effect is retried on 429/503 or a dropped connection.
     idempotent: bool = True
+
+
+# A stream connection open this long before it closed was working (the server sends keep-alives
+# every 15 s): a proxy cutting streams that look idle during a long wait does not use up the
+# reconnects; only connections that break early count toward max_retries.
+STREAM_STEADY_SECONDS = 10.0
+
+
+def was_steady(opened: float | None) -> bool:
+    """Whether a stream connection opened at `opened` (time.monotonic) stayed open long enough to count as working."""
+    return opened is not None and time.monotonic() - opened >= STREAM_STEADY_SECONDS
 
 
 def seg(value: str) -> str:

@@ -71,6 +71,7 @@ class _AsyncTransport:
             headers = {"Accept": "text/event-stream"}
             if last_id is not None:
                 headers["Last-Event-ID"] = last_id
+            opened: float | None = None
             try:
                 async with aconnect_sse(
                     self.http, "GET", c.stream_path(workflow_id), headers=headers, timeout=timeout
@@ -83,6 +84,7 @@ class _AsyncTransport:
                         await asyncio.sleep(c.backoff(attempt, error.retry_after))
                         attempt += 1
                         continue
+                    opened = time.monotonic()
                     async for sse in source.aiter_sse():
                         event = c.parse_event(sse)
                         if event is None:
@@ -99,11 +101,15 @@ class _AsyncTransport:
                         if not isinstance(event, m.TransitionEvent):
                             return
             except httpx.TransportError as err:
-                if attempt >= self.max_retries:
+                if c.was_steady(opened):
+                    attempt = 0
+                elif attempt >= self.max_retries:
                     raise connection_error(err) from err
             else:
                 # Closed before its end event (an API restart): resumed like a dropped connection.
-                if attempt >= self.max_retries:
+                if c.was_steady(opened):
+                    attempt = 0
+                elif attempt >= self.max_retries:
                     raise WorkflowEngineError(f"the stream of {workflow_id} kept closing before the run ended")
             await asyncio.sleep(c.backoff(attempt, None))
             attempt += 1

@@ -70,6 +70,7 @@ class _Transport:
             headers = {"Accept": "text/event-stream"}
             if last_id is not None:
                 headers["Last-Event-ID"] = last_id
+            opened: float | None = None
             try:
                 with connect_sse(
                     self.http, "GET", c.stream_path(workflow_id), headers=headers, timeout=timeout
@@ -82,6 +83,7 @@ class _Transport:
                         time.sleep(c.backoff(attempt, error.retry_after))
                         attempt += 1
                         continue
+                    opened = time.monotonic()
                     for sse in source.iter_sse():
                         event = c.parse_event(sse)
                         if event is None:
@@ -98,11 +100,15 @@ class _Transport:
                         if not isinstance(event, m.TransitionEvent):
                             return
             except httpx.TransportError as err:
-                if attempt >= self.max_retries:
+                if c.was_steady(opened):
+                    attempt = 0
+                elif attempt >= self.max_retries:
                     raise connection_error(err) from err
             else:
                 # Closed before its end event (an API restart): resumed like a dropped connection.
-                if attempt >= self.max_retries:
+                if c.was_steady(opened):
+                    attempt = 0
+                elif attempt >= self.max_retries:
                     raise WorkflowEngineError(f"the stream of {workflow_id} kept closing before the run ended")
             time.sleep(c.backoff(attempt, None))
             attempt += 1

@@ -11,6 +11,9 @@ export type { CompletedEvent, FailedEvent, RunEvent, TransitionEvent } from './r
  * reopened with Last-Event-ID = the last transition's seq, and a transition at or below a seq
  * already delivered is dropped: no gap, no duplicate. A 429 (`too_many_streams`) or 503 is retried
  * as reads are, up to maxRetries times after Retry-After; other HTTP refusals (404, 401 …) are not.
+ * A connection that delivered a transition or one of the server's keep-alives was working: a proxy
+ * that cuts long idle-looking streams (a long wait between transitions) does not use up the
+ * reconnects, only connections that break before they show life do.
  */
 export async function* runEvents<Output>(
   transport: Transport,
@@ -29,7 +32,7 @@ export async function* runEvents<Output>(
       if (lastSeq > 0) headers['last-event-id'] = String(lastSeq);
       const res = await transport.open(`/workflows/${encodeURIComponent(workflowId)}/stream`, headers, controller.signal);
       const queue: EventSourceMessage[] = [];
-      const parser = createParser({ onEvent: (e) => queue.push(e) });
+      const parser = createParser({ onEvent: (e) => queue.push(e), onComment: () => (failures = 0) });
       const decoder = new TextDecoder();
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
         parser.feed(decoder.decode(chunk, { stream: true }));
