@@ -6,5 +6,6 @@ import { AccountsService } from './accounts.service';
 @Module({
   controllers: [AccountPagesController],
   providers: [AccountsService],
+  exports: [AccountsService],
 })
 export class AccountPagesModule {}

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { and, eq, gt, isNull } from 'drizzle-orm';
-import { errors, type JWTHeaderParameters, jwtVerify, SignJWT } from 'jose';
+import { compactVerify, errors, type JWTHeaderParameters, jwtVerify, SignJWT } from 'jose';
 import type { Database } from '../../db/client';
 import { identityApps, loginSessions, revokedTokens } from '../../db/schema';
 import { SIGNING_ALG, type SigningKeys } from './signing-keys';
@@ -40,6 +40,17 @@ export const looksLikeJwt = (token: string) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\
 
 export class EndUserTokenRejected extends Error {}
 
+/** What an id_token_hint names: the user, the app it was issued to and its login session. */
+export interface IdTokenHint {
+  sub: string;
+  aud: string;
+  /** Absent from ID tokens issued before they carried it. */
+  sid?: string;
+}
+
+/** An id_token_hint whose kid is no longer in the JWKS: perhaps genuine once, but nothing vouches for it now. */
+export class UnknownSigningKey extends EndUserTokenRejected {}
+
 /** Signs end-user access and ID tokens, and verifies access tokens presented to the API. */
 export class EndUserTokens {
   constructor(
@@ -73,6 +84,8 @@ export class EndUserTokens {
       email: req.email,
       email_verified: req.email_verified,
       auth_time: req.auth_time,
+      // OIDC Front-Channel Logout §3: names the login session an id_token_hint asks to end.
+      sid: req.sid,
       ...(req.nonce ? { nonce: req.nonce } : {}),
     })
       .setProtectedHeader(header)
@@ -132,6 +145,30 @@ export class EndUserTokens {
     if (!row) throw new EndUserTokenRejected('end-user token rejected: its app or its login session is gone or revoked');
     if (row.revokedJti) throw new EndUserTokenRejected('end-user token rejected: revoked');
     return claims;
+  }
+
+  /**
+   * An ID token offered as id_token_hint (OIDC RP-Initiated Logout §2): RS256 by one of our keys,
+   * our issuer, one audience, and an ID token rather than an access token. It may have expired: a
+   * user signs out long after the last token was issued.
+   */
+  async verifyIdTokenHint(token: string): Promise<IdTokenHint> {
+    let claims: Record<string, unknown>;
+    try {
+      const { payload } = await compactVerify(token, (header: JWTHeaderParameters) => this.keyFor(header), { algorithms: [SIGNING_ALG] });
+      claims = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;
+    } catch (err) {
+      if (err instanceof errors.JWKSNoMatchingKey) throw new UnknownSigningKey('must be signed by a key this login host still holds');
+      if (err instanceof errors.JOSEError || err instanceof SyntaxError) throw new EndUserTokenRejected('must be an ID token signed by this login host');
+      throw err;
+    }
+    if (claims === null || typeof claims !== 'object' || claims.iss !== this.issuer) throw new EndUserTokenRejected(`must be issued by ${this.issuer}`);
+    if (claims.token_type !== undefined) throw new EndUserTokenRejected('must be an ID token, not an access token');
+    const { sub, aud, sid } = claims;
+    if (typeof sub !== 'string' || typeof aud !== 'string' || (sid !== undefined && typeof sid !== 'string')) {
+      throw new EndUserTokenRejected('must name sub and one aud');
+    }
+    return { sub, aud, sid };
   }
 
   private async keyFor(header: JWTHeaderParameters) {

@@ -37,7 +37,7 @@ export class IdentityController {
     }
     try {
       const issued = await redeemCode(this.database.db, this.identity.tokens, { code, code_verifier: verifier });
-      return { token: issued.access_token, token_type: 'Bearer', expires_in: issued.expires_in };
+      return { token: issued.access_token, token_type: 'Bearer', expires_in: issued.expires_in, id_token: issued.id_token };
     } catch (err) {
       if (!(err instanceof OAuthError)) throw err;
       res.status(400);

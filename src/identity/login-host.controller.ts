@@ -51,6 +51,7 @@ export class LoginHostController {
       authorization_endpoint: `${base}/authorize`,
       token_endpoint: `${base}/token`,
       jwks_uri: `${base}/jwks`,
+      end_session_endpoint: `${base}/end-session`,
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
       grant_types_supported: ['authorization_code'],

@@ -3,6 +3,7 @@ import { APP_FILTER } from '@nestjs/core';
 import { AccountPagesModule } from '../accounts/account-pages.module';
 import { type AppDependencies, CoreModule } from '../app.module';
 import { ErrorFilter } from '../common/error.filter';
+import { EndSessionController } from './end-session.controller';
 import { LoginHostController } from './login-host.controller';
 
 /**
@@ -16,7 +17,7 @@ export class LoginHostModule {
     return {
       module: LoginHostModule,
       imports: [CoreModule.forRoot(deps), AccountPagesModule],
-      controllers: [LoginHostController],
+      controllers: [LoginHostController, EndSessionController],
       providers: [{ provide: APP_FILTER, useClass: ErrorFilter }],
     };
   }

@@ -37,6 +37,11 @@ export class LoginSessionCookie {
   serialize(clientUuid: string, secret: string, expiresAt: Date): string {
     return serialize(this.name(clientUuid), secret, { httpOnly: true, secure: this.secure, sameSite: 'lax', path: '/', expires: expiresAt });
   }
+
+  /** The Set-Cookie that removes this app's session cookie (same attributes, or a `__Host-` cookie is not replaced). */
+  clear(clientUuid: string): string {
+    return this.serialize(clientUuid, '', new Date(0));
+  }
 }
 
 const DEFAULT_TTL_S = 7 * 24 * 3600;

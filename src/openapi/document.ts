@@ -427,7 +427,7 @@ function identityPaths() {
           content: json(z.object({ code: z.string().min(1), code_verifier: z.string().regex(/^[A-Za-z0-9._~-]{43,128}$/) }), 'input'),
         },
         responses: {
-          ...ok(z.object({ token: z.string(), token_type: z.literal('Bearer'), expires_in: z.number().int() })),
+          ...ok(z.object({ token: z.string(), token_type: z.literal('Bearer'), expires_in: z.number().int(), id_token: z.string() })),
           '400': { description: 'RFC 6749 error: invalid_request, invalid_grant', content: json(oauthError) },
           ...errors(413, 422),
         },

@@ -79,11 +79,13 @@ describe('the login host', () => {
     });
   });
 
-  it('exchanges a code at the JSON endpoint for {token, token_type, expires_in}', async () => {
+  it('exchanges a code at the JSON endpoint for {token, token_type, expires_in, id_token}', async () => {
     const { code, pkce } = await h.code(app.client_key, REDIRECT, cookie);
     const res = await h.jsonToken({ code, code_verifier: pkce.verifier });
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body).sort()).toEqual(['expires_in', 'token', 'token_type']);
+    expect(Object.keys(res.body).sort()).toEqual(['expires_in', 'id_token', 'token', 'token_type']);
+    // The ID token is what an app's sign-out sends back as id_token_hint (RP-Initiated Logout).
+    expect(decodeJwt(res.body.id_token)).toMatchObject({ aud: app.client_key, sub: user.end_user_uuid, sid: decodeJwt(res.body.token).sid });
     expect((await h.api('/api/auth/me', res.body.token)).body.user_id).toBe(user.end_user_uuid);
   });
 

@@ -144,3 +144,16 @@ export const messagePage = (title: string, text: string, next?: { href: string; 
 export const signInLink = (params: AuthorizeParams) => link('/sign-in', params);
 
 export type { Html };
+
+/**
+ * RP-Initiated Logout's question to the user (src/identity/end-session.controller.ts), asked when
+ * nothing in the request vouches for it: any site can send a browser to the end-session endpoint.
+ */
+export const signOutPage = (ctx: { csrf: string; appName: string; email?: string; fields: Record<string, string> }) =>
+  page(
+    `Sign out of ${ctx.appName}?`,
+    html`<p>${ctx.email ? `You are signed in to ${ctx.appName} as ${ctx.email}.` : `You are signed in to ${ctx.appName}.`}</p>
+<form method="post" action="/end-session/confirm">
+${hidden({ [CSRF_FIELD]: ctx.csrf, ...ctx.fields })}<button type="submit">Sign out</button>
+</form>`,
+  );
