@@ -7,7 +7,9 @@ import { listen, type Listening } from '../support/browser-auth';
  * A loopback stand-in for the login host and the API's end-user routes, speaking the wire format of
  * issue 11, for the browser SDK's unit tests (the end-to-end test uses the real service):
  * login origin   GET /authorize → 302 to redirect_uri with code, state and iss (no sign-in page:
- *                the user counts as signed in); prompt=none follows `promptNone`.
+ *                the user counts as signed in); prompt=none follows `promptNone`. GET /end-session →
+ *                302 to post_logout_redirect_uri with state (nothing checked: the real one is tested
+ *                in test/security/identity-end-session.test.ts).
  * API origin     POST /api/auth/end-user/token {code, code_verifier} (S256 checked, single use),
  *                GET /api/auth/end-user/jwks, POST /api/auth/end-user/register,
  *                POST /api/workflows/start and GET /api/workflows/{id}/stream (a two-transition run) for
@@ -37,6 +39,8 @@ export class LoginHostDouble {
   readonly endUserUuid = randomUUID();
   readonly email = 'ada@example.test';
   issued: string[] = [];
+  /** The ID tokens issued beside `issued`, in the same order. */
+  idTokens: string[] = [];
   private readonly codes = new Map<string, { challenge: string; clientKey: string }>();
   private keys: Array<{ kid: string; privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey']; publicJwk: JWK }> = [];
 
@@ -101,6 +105,11 @@ export class LoginHostDouble {
   private async onLogin(req: http.IncomingMessage, res: http.ServerResponse) {
     const { url } = await this.record('login', req);
     const query = new URL(url, this.issuer).searchParams;
+    if (url.startsWith('/end-session?')) {
+      const back = new URL(query.get('post_logout_redirect_uri') ?? '');
+      back.searchParams.set('state', query.get('state') ?? '');
+      return void res.writeHead(302, { location: back.toString() }).end();
+    }
     if (!url.startsWith('/authorize')) return void res.writeHead(404).end();
     const redirect = new URL(query.get('redirect_uri') ?? '');
     const back = (params: Record<string, string>) => {
@@ -145,8 +154,10 @@ export class LoginHostDouble {
         return json(400, { error: 'invalid_grant', error_description: 'the code or its verifier is not valid' });
       }
       const token = await this.sign({}, grant.clientKey);
+      const idToken = await this.sign({ token_type: undefined, org: undefined, app: undefined }, grant.clientKey);
       this.issued.push(token);
-      return json(200, { token, token_type: 'Bearer', expires_in: this.ttlSeconds });
+      this.idTokens.push(idToken);
+      return json(200, { token, token_type: 'Bearer', expires_in: this.ttlSeconds, id_token: idToken });
     }
     if (url === '/api/auth/end-user/register') {
       const { email } = JSON.parse(body || '{}') as { email?: string };

@@ -69,10 +69,12 @@ describeInChromium('the browser auth sample app in headless Chromium (login host
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.locator('#email', { hasText: login.email }).waitFor();
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.locator('#sign-in').waitFor();
+    // Through the login host's end-session endpoint and back: the page loads anew, signed out.
+    await page.waitForURL(`${example.url}/`);
+    await page.locator('#status', { hasText: 'Signed out.' }).waitFor();
     expect(await page.locator('#signed-in').isHidden()).toBe(true);
-    const revoke = login.requests.find((r) => r.url === '/api/workflows/start' && r.body.includes('session.revoke'))!;
-    expect(revoke.authorization).toBe(`Bearer ${login.issued[2]}`);
-    expect(JSON.parse(revoke.body)).toEqual({ workflow_type: 'identity.end-user.session.revoke', initial_data: { sid: login.sid } });
+    const endSession = new URL(login.requests.find((r) => r.url.startsWith('/end-session?'))!.url, login.issuer).searchParams;
+    expect(endSession.get('id_token_hint')).toBe(login.idTokens.at(-1));
+    expect(endSession.get('post_logout_redirect_uri')).toBe(`${example.url}/`);
   });
 });

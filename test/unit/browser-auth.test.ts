@@ -135,7 +135,7 @@ describeInChromium('the browser auth SDK in headless Chromium', () => {
       const g = globalThis as unknown as PageGlobals;
       const session: string[] = [];
       for (let i = 0; i < g.sessionStorage.length; i++) session.push(g.sessionStorage.key(i)!);
-      return { session, local: g.localStorage.length, custom: [...g.customStore.keys()] };
+      return { session: session.sort(), local: g.localStorage.length, custom: [...g.customStore.keys()].sort() };
     });
   const sessionOf = (page: Page) => page.evaluate(() => (globalThis as unknown as PageGlobals).auth.getSession()?.token ?? null);
   const liveTimers = (page: Page) => page.evaluate(() => (globalThis as unknown as PageGlobals).liveTimers.size);
@@ -169,7 +169,8 @@ describeInChromium('the browser auth SDK in headless Chromium', () => {
       expect(session.expiresAt).toBeGreaterThan(Date.now() + 500_000);
 
       expect(page.url()).toBe(`${app.url}/callback`);
-      expect(await storedKeys(page)).toEqual({ session: [`wfe-auth.session.${CLIENT_KEY}`], local: 0, custom: [] });
+      // The ID token beside it: signOut() sends it as id_token_hint.
+      expect(await storedKeys(page)).toEqual({ session: [`wfe-auth.id-token.${CLIENT_KEY}`, `wfe-auth.session.${CLIENT_KEY}`], local: 0, custom: [] });
       expect(await sessionOf(page)).toBe(session.token);
       // The token never travelled in a URL, neither the browser's nor the servers'.
       expect([...urls, ...login.requests.map((r) => r.url)].filter((u) => u.includes(session.token))).toEqual([]);
@@ -233,7 +234,7 @@ describeInChromium('the browser auth SDK in headless Chromium', () => {
 
     it('a caller-supplied store receives it', async () => {
       const { page, session } = await signedIn({ storage: 'custom' });
-      expect(await storedKeys(page)).toEqual({ session: [], local: 0, custom: [`wfe-auth.session.${CLIENT_KEY}`] });
+      expect(await storedKeys(page)).toEqual({ session: [], local: 0, custom: [`wfe-auth.id-token.${CLIENT_KEY}`, `wfe-auth.session.${CLIENT_KEY}`] });
       expect(await sessionOf(page)).toBe(session.token);
     });
 
@@ -323,20 +324,54 @@ describeInChromium('the browser auth SDK in headless Chromium', () => {
       expect(session).toBeGreaterThan(renewedAfter + 3000);
     });
 
-    it('signOut stops the timer, clears the session and ends the login session by its sid', async () => {
+    it('signOut({endLoginSession: false}) stops the timer and clears the session, and leaves the page where it is', async () => {
       login.ttlSeconds = 6;
       const { page, session } = await signedIn({ autoRenew: true, renewSkewSeconds: 2 });
       expect(await liveTimers(page)).toBe(1);
-      await page.evaluate(() => (globalThis as unknown as PageGlobals).auth.signOut());
+      await page.evaluate(() => (globalThis as unknown as PageGlobals).auth.signOut({ endLoginSession: false }));
       expect(await liveTimers(page)).toBe(0);
       expect(await sessionOf(page)).toBeNull();
       expect(await storedKeys(page)).toEqual({ session: [], local: 0, custom: [] });
-      const revoke = login.requests.find((r) => r.url === '/api/workflows/start')!;
-      expect(revoke.authorization).toBe(`Bearer ${session.token}`);
-      expect(JSON.parse(revoke.body)).toEqual({ workflow_type: 'identity.end-user.session.revoke', initial_data: { sid: login.sid } });
+      expect(page.url()).toBe(`${app.url}/callback`);
       // Past the time the timer was due (4 s after issuance at the latest).
       await sleep(session.expiresAt - 2000 - Date.now() + 500);
       expect(login.silentAuthorizes()).toBe(0);
+      expect(login.count((r) => r.url.startsWith('/end-session'))).toBe(0);
+    });
+  });
+
+  describe('signOut', () => {
+    it("tells the app's other tabs, sends the page to the end-session endpoint with the ID token as hint, and handleCallback completes the return", async () => {
+      const { page } = await signedIn();
+      const other = await context.newPage();
+      await other.goto(`${app.url}/`);
+      await other.waitForFunction(() => (globalThis as unknown as PageGlobals).auth !== undefined);
+
+      await page.evaluate(() => void (globalThis as unknown as PageGlobals).auth.signOut());
+      await page.waitForURL(/\/callback\?state=/);
+      await page.waitForFunction(() => (globalThis as unknown as PageGlobals).auth !== undefined);
+      const endSession = new URL(login.requests.find((r) => r.url.startsWith('/end-session'))!.url, login.issuer).searchParams;
+      expect(Object.fromEntries(endSession)).toEqual({
+        client_id: CLIENT_KEY,
+        post_logout_redirect_uri: `${app.url}/callback`,
+        state: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        id_token_hint: login.idTokens[0],
+      });
+      expect(await handle(page)).toBeNull();
+      expect(page.url()).toBe(`${app.url}/callback`);
+      expect(await sessionOf(page)).toBeNull();
+      expect(await storedKeys(page)).toEqual({ session: [], local: 0, custom: [] });
+      expect(await other.evaluate(() => (globalThis as unknown as PageGlobals).requiresLogin)).toBe(1);
+      // The access token never travelled in a URL; the ID token did, as RP-Initiated Logout has it.
+      expect(login.requests.filter((r) => r.url.includes(login.issued[0]))).toEqual([]);
+    });
+
+    it('leaves a state in the address bar alone when no sign-out of this tab went out', async () => {
+      const { page } = await openApp();
+      await page.goto(`${app.url}/callback?state=someone-elses`);
+      await page.waitForFunction(() => (globalThis as unknown as PageGlobals).auth !== undefined);
+      expect(await handle(page)).toBeNull();
+      expect(page.url()).toBe(`${app.url}/callback?state=someone-elses`);
     });
   });
 

@@ -1,5 +1,5 @@
 // The sample app: sign in through the hosted page, start an exposed workflow with the end-user
-// token, follow its transitions on the SSE stream, sign out. serve.mjs writes /config.js from its
+// token, follow its transitions on the SSE stream, sign out (in every tab of the app). serve.mjs writes /config.js from its
 // environment (WFE_CLIENT_KEY, ...).
 import { createAuthClient, LoginRequiredError } from '/sdk/index.js';
 import config from '/config.js';
@@ -88,9 +88,11 @@ $('renew').addEventListener('click', async () => {
     $('renew-result').textContent = `Renewal failed: ${error.name}.`;
   }
 });
-$('sign-out').addEventListener('click', async () => {
-  await auth.signOut();
-  show(null);
+// signOut() takes the page to the login host, which ends the session and sends it back here, where
+// handleCallback() below completes the sign-out; an error page there says why it could not.
+$('sign-out').addEventListener('click', () => {
+  show(null, 'Signing out…');
+  auth.signOut().catch((error) => show(null, `Sign-out failed: ${error.message}`));
 });
 $('start-form').addEventListener('submit', (event) => {
   event.preventDefault();

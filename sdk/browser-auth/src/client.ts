@@ -22,7 +22,10 @@ export interface AuthClientOptions {
   renewSkewSeconds?: number;
   /** How long renew() waits for the hidden frame before it gives up. */
   renewTimeoutSeconds?: number;
-  /** Called once whenever the login host says the user must sign in again. */
+  /**
+   * Called once whenever the user must sign in again: the login host answered login_required, or
+   * the user signed out in another tab of this app.
+   */
   onRequiresLogin?: () => void;
 }
 
@@ -51,9 +54,18 @@ export interface RegisterResult {
 
 export interface AuthClient {
   signIn(): Promise<void>;
+  /**
+   * On every page load: completes a sign-in that returns here (the session), or a sign-out that
+   * returns here (null, its `state` removed from the address bar); null on any other page.
+   */
   handleCallback(): Promise<Session | null>;
   getSession(): Session | null;
   renew(): Promise<Session>;
+  /**
+   * Clears this tab's session and tells the app's other tabs; then (unless `endLoginSession` is
+   * false) sends the page to the login host's end-session endpoint, which ends the login session
+   * before it sends the browser back to `redirectUri`. That promise never settles: the page is leaving.
+   */
   signOut(options?: { endLoginSession?: boolean }): Promise<void>;
   verify(token: string): Promise<EndUserClaims>;
   register(email: string, password: string): Promise<RegisterResult>;
@@ -71,7 +83,7 @@ interface Transaction {
 const CALLBACK_PARAMS = ['code', 'state', 'iss', 'error', 'error_description', 'error_uri'];
 // setTimeout fires at once above 2^31-1 ms.
 const MAX_TIMER_MS = 2_147_483_647;
-const SESSION_REVOKE_TYPE = 'identity.end-user.session.revoke';
+const SIGNED_OUT_MESSAGE = 'signed-out';
 
 const trimSlash = (url: string) => url.replace(/\/+$/, '');
 
@@ -92,8 +104,12 @@ export function createAuthClient(options: AuthClientOptions): AuthClient {
   const transactions = window.sessionStorage;
   const sessionKey = `wfe-auth.session.${clientKey}`;
   const transactionKey = `wfe-auth.transaction.${clientKey}`;
+  const idTokenKey = `wfe-auth.id-token.${clientKey}`;
+  // The state of a sign-out on its way to the login host: it comes back to this very tab.
+  const signOutKey = `wfe-auth.sign-out.${clientKey}`;
   const jwks = createRemoteJWKSet(new URL(`${identityApi}/api/auth/end-user/jwks`), { cooldownDuration: 1000 });
   const framed = inRenewFrame();
+  const tabs = !framed && typeof BroadcastChannel === 'function' ? new BroadcastChannel(`wfe-auth.${clientKey}`) : undefined;
 
   let timer: ReturnType<typeof setTimeout> | undefined;
   let inflight: Promise<Session> | undefined;
@@ -158,6 +174,7 @@ export function createAuthClient(options: AuthClientOptions): AuthClient {
     generation += 1;
     stopTimer();
     store.removeItem(sessionKey);
+    store.removeItem(idTokenKey);
     transactions.removeItem(transactionKey);
   }
 
@@ -197,7 +214,13 @@ export function createAuthClient(options: AuthClientOptions): AuthClient {
     return code;
   }
 
-  async function exchange(code: string, verifier: string): Promise<Session> {
+  interface Exchanged {
+    session: Session;
+    /** What signOut() sends back as id_token_hint. */
+    idToken?: string;
+  }
+
+  async function exchange(code: string, verifier: string): Promise<Exchanged> {
     const res = await fetch(`${identityApi}/api/auth/end-user/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
@@ -205,17 +228,19 @@ export function createAuthClient(options: AuthClientOptions): AuthClient {
       credentials: 'omit',
       cache: 'no-store',
     });
-    const body = (await res.json().catch(() => ({}))) as { token?: unknown; error?: unknown; error_description?: unknown };
+    const body = (await res.json().catch(() => ({}))) as { token?: unknown; id_token?: unknown; error?: unknown; error_description?: unknown };
     if (!res.ok || typeof body.token !== 'string') {
       const code = typeof body.error === 'string' ? body.error : `http_${res.status}`;
       const description = typeof body.error_description === 'string' ? body.error_description : undefined;
       throw new TokenRequestError(`the token endpoint refused the code: ${code}`, res.status, code, description);
     }
-    return toSession(body.token);
+    return { session: toSession(body.token), idToken: typeof body.id_token === 'string' ? body.id_token : undefined };
   }
 
-  function keep(session: Session) {
+  function keep({ session, idToken }: Exchanged) {
     store.setItem(sessionKey, session.token);
+    if (idToken) store.setItem(idTokenKey, idToken);
+    else store.removeItem(idTokenKey);
     schedule(session);
   }
 
@@ -231,10 +256,10 @@ export function createAuthClient(options: AuthClientOptions): AuthClient {
     const verifier = randomToken();
     const params = await runRenewFrame(authorizeUrl(state, await s256Challenge(verifier), 'none'), callbackOrigin, renewTimeoutMs);
     if (params.get('error') === 'login_required' && params.get('state') === state && params.get('iss') === issuer) loginRequired();
-    const session = await exchange(checkCallback(params, state), verifier);
+    const exchanged = await exchange(checkCallback(params, state), verifier);
     if (generation !== started) throw new LoginRequiredError('signed out while the renewal was under way');
-    keep(session);
-    return session;
+    keep(exchanged);
+    return exchanged.session;
   }
 
   function renew(): Promise<Session> {
@@ -268,7 +293,15 @@ export function createAuthClient(options: AuthClientOptions): AuthClient {
 
     async handleCallback() {
       const params = new URLSearchParams(window.location.search);
-      if (!params.has('state') || !(params.has('code') || params.has('error')) || framed) return null;
+      const state = params.get('state');
+      if (state === null || framed) return null;
+      if (!params.has('code') && !params.has('error')) {
+        // The end-session endpoint's way back: the login session ended before it redirected here.
+        if (window.sessionStorage.getItem(signOutKey) !== state) return null;
+        window.sessionStorage.removeItem(signOutKey);
+        cleanAddressBar();
+        return null;
+      }
       cleanAddressBar();
       const saved = transactions.getItem(transactionKey);
       transactions.removeItem(transactionKey);
@@ -281,10 +314,10 @@ export function createAuthClient(options: AuthClientOptions): AuthClient {
       if (!transaction?.state || !transaction.verifier) {
         throw new CallbackError('no sign-in was started from this tab', 'no_transaction');
       }
-      const session = await exchange(checkCallback(params, transaction.state), transaction.verifier);
+      const exchanged = await exchange(checkCallback(params, transaction.state), transaction.verifier);
       generation += 1;
-      keep(session);
-      return session;
+      keep(exchanged);
+      return exchanged.session;
     },
 
     getSession() {
@@ -295,18 +328,26 @@ export function createAuthClient(options: AuthClientOptions): AuthClient {
 
     renew,
 
-    async signOut({ endLoginSession = true } = {}) {
-      const session = readSession();
+    signOut({ endLoginSession = true } = {}) {
+      const idToken = store.getItem(idTokenKey);
       clearLocal();
-      const sid = session?.claims.sid;
-      if (!endLoginSession || !session || !sid || session.expiresAt.getTime() <= Date.now()) return;
-      // Revoking the sid ends the login host's session: prompt=none then answers login_required.
-      await fetch(`${identityApi}/api/workflows/start`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${session.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ workflow_type: SESSION_REVOKE_TYPE, initial_data: { sid } }),
-        credentials: 'omit',
-      }).catch(() => undefined);
+      tabs?.postMessage({ type: SIGNED_OUT_MESSAGE });
+      if (!endLoginSession) return Promise.resolve();
+      // A navigation, not a fetch: only a top-level request carries the SameSite=Lax session cookie
+      // across sites. The hint may have expired; the login host accepts it for this.
+      const state = randomToken();
+      window.sessionStorage.setItem(signOutKey, state);
+      const url = new URL(`${issuer}/end-session`);
+      url.search = new URLSearchParams({
+        client_id: clientKey,
+        post_logout_redirect_uri: redirectUri,
+        state,
+        ...(idToken ? { id_token_hint: idToken } : {}),
+      }).toString();
+      window.location.assign(url.toString());
+      // Never settles: code after `await signOut()` (a signIn() say) would race the navigation and
+      // could reach the login host before the session has ended.
+      return new Promise<void>(() => undefined);
     },
 
     async verify(token) {
@@ -340,6 +381,13 @@ export function createAuthClient(options: AuthClientOptions): AuthClient {
     },
   };
 
+  if (tabs) {
+    tabs.onmessage = (event: MessageEvent) => {
+      if ((event.data as { type?: unknown } | null)?.type !== SIGNED_OUT_MESSAGE) return;
+      clearLocal();
+      options.onRequiresLogin?.();
+    };
+  }
   if (framed) {
     const params = new URLSearchParams(window.location.search);
     if (params.has('state')) handOffToParent();

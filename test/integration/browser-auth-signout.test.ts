@@ -1,0 +1,164 @@
+import { eq } from 'drizzle-orm';
+import { decodeJwt } from 'jose';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { endUsers } from '../../db/schema';
+import { hashPassword } from '../../src/accounts/passwords';
+import { liveSession } from '../../src/identity/login-sessions';
+import { describeInChromium, IMPORT_MAP, launchChromium, startAppOrigin, type Listening } from '../support/browser-auth';
+import { IdentityHarness } from '../support/identity-harness';
+
+/**
+ * sdk/browser-auth in headless Chromium against the real login host and API (IdentityHarness: both
+ * in this process, on PGlite), through the hosted sign-in page: sign-out ends the login session
+ * whatever the state of the tab's token, reaches the app's other tabs and leaves no window for an
+ * immediate sign-in to find the old session.
+ */
+jest.setTimeout(90_000);
+
+// Short enough to wait out, long enough for a sign-in and a few requests on a loaded machine.
+const TOKEN_TTL_S = 6;
+const PASSWORD = 'correct horse battery staple';
+
+// The page's globals, named as such inside page.evaluate callbacks (they run in the browser).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+declare const auth: any;
+declare const requiresLogin: number;
+declare const sessionStorage: { readonly length: number };
+
+describeInChromium('the browser auth SDK on the real login host: sign-out', () => {
+  let h: IdentityHarness;
+  let appOrigin: Listening;
+  let browser: Browser;
+  let context: BrowserContext;
+  let app: Awaited<ReturnType<IdentityHarness['provisionApp']>>;
+  let email: string;
+  let redirectUri: string;
+
+  beforeAll(async () => {
+    h = await IdentityHarness.start({ END_USER_TOKEN_TTL_S: String(TOKEN_TTL_S) });
+    appOrigin = await startAppOrigin(
+      () => `<!doctype html><html><head><title>app</title>${IMPORT_MAP}
+<script type="module">
+  import * as sdk from '/sdk/index.js';
+  window.requiresLogin = 0;
+  const config = ${JSON.stringify({ clientKey: app.client_key, loginUrl: h.loginUrl, identityApi: h.apiUrl, redirectUri, autoRenew: false })};
+  window.auth = sdk.createAuthClient({ ...config, onRequiresLogin: () => { window.requiresLogin += 1; } });
+</script></head><body><main>app</main></body></html>`,
+    );
+    redirectUri = `${appOrigin.url}/callback`;
+    const org = await h.createOrg();
+    app = await h.provisionApp(org.organization_uuid, [redirectUri], 'Sign-out app');
+    const user = await h.createEndUser(app, org.organization_uuid);
+    email = user.email;
+    await h.db.update(endUsers).set({ passwordHash: await hashPassword(PASSWORD) }).where(eq(endUsers.endUserUuid, user.end_user_uuid));
+    browser = await launchChromium();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await appOrigin?.close();
+    await h?.stop();
+  });
+  beforeEach(async () => {
+    context = await browser.newContext();
+  });
+  afterEach(() => context?.close());
+
+  const ready = (page: Page) => page.waitForFunction(() => auth !== undefined);
+  async function openApp(path = '/'): Promise<Page> {
+    const page = await context.newPage();
+    await page.goto(`${appOrigin.url}${path}`);
+    await ready(page);
+    return page;
+  }
+  const handle = (page: Page) =>
+    page.evaluate(() =>
+      auth.handleCallback().then(
+        (s: { token: string } | null) => (s ? { token: s.token } : null),
+        (e: { name: string; code?: string; status?: number }) => ({ error: e.name, code: e.code, status: e.status }),
+      ),
+    );
+  const onLogin = (page: Page) => page.url().startsWith(`${h.loginUrl}/`);
+  const onApp = (page: Page) => page.url().startsWith(`${appOrigin.url}/`);
+
+  /** signIn() through the hosted page (typing the password when it asks) back to the callback, handled. */
+  async function signIn(page: Page): Promise<string> {
+    await page.evaluate(() => void auth.signIn());
+    await page.waitForURL((url) => url.pathname === '/sign-in' || url.toString().startsWith(`${redirectUri}?`));
+    if (onLogin(page)) {
+      await page.fill('#email', email);
+      await page.fill('#password', PASSWORD);
+      await Promise.all([page.waitForURL((url) => url.toString().startsWith(`${redirectUri}?`)), page.click('button[type=submit]')]);
+    }
+    await ready(page);
+    const session = await handle(page);
+    if (!session || 'error' in session) throw new Error(`sign-in failed: ${JSON.stringify(session)}`);
+    return session.token;
+  }
+
+  /** Where signIn() takes the page now: straight back with a code (a live login session) or the sign-in page. */
+  async function whereSignInGoes(page: Page): Promise<'sign-in page' | 'signed in without a password'> {
+    await page.evaluate(() => void auth.signIn());
+    await page.waitForURL((url) => url.pathname === '/sign-in' || url.toString().startsWith(`${redirectUri}?`));
+    return onLogin(page) ? 'sign-in page' : 'signed in without a password';
+  }
+
+  const me = async (token: string) => (await h.api('/api/auth/me', token)).status;
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  /** signOut() and the way back from the end-session endpoint, handled as on every page load. */
+  async function signOutAndReturn(page: Page) {
+    await page.evaluate(() => void auth.signOut());
+    await page.waitForURL((url) => url.toString().startsWith(`${redirectUri}?state=`));
+    await ready(page);
+    expect(await handle(page)).toBeNull();
+    expect(page.url()).toBe(redirectUri);
+  }
+
+  describe('signOut', () => {
+    it('with an expired token ends the login session before the page is back, so signIn() right after asks for the password', async () => {
+      const page = await openApp();
+      const token = await signIn(page);
+      const { sid, exp } = decodeJwt(token) as { sid: string; exp: number };
+      await sleep(exp * 1000 - Date.now() + 200);
+      expect(await page.evaluate(() => auth.getSession())).toBeNull();
+
+      await signOutAndReturn(page);
+      expect(await liveSession(h.db, sid)).toBeUndefined();
+      expect(await whereSignInGoes(page)).toBe('sign-in page');
+    });
+
+    it('with a live token: the token is refused as soon as the page is back, and no other tab of the app keeps its session', async () => {
+      const page = await openApp();
+      const token = await signIn(page);
+      const other = await openApp();
+      // The other tab signs in silently on the same login session: its own token, the same sid.
+      const otherToken = await signIn(other);
+      expect(decodeJwt(otherToken).sid).toBe(decodeJwt(token).sid);
+
+      await signOutAndReturn(page);
+      expect(await me(token)).toBe(401);
+      await other.waitForFunction(() => requiresLogin === 1);
+      expect(await other.evaluate(() => auth.getSession())).toBeNull();
+      expect(await other.evaluate(() => sessionStorage.length)).toBe(0);
+      expect(await whereSignInGoes(page)).toBe('sign-in page');
+    });
+
+    it('from a tab that holds no token: the login host asks, and once confirmed the session is over', async () => {
+      const signedIn = await openApp();
+      const token = await signIn(signedIn);
+      await signedIn.close();
+      const page = await openApp();
+      expect(await page.evaluate(() => auth.getSession())).toBeNull();
+
+      await page.evaluate(() => void auth.signOut());
+      await page.waitForURL((url) => url.toString().startsWith(`${h.loginUrl}/end-session?`));
+      expect(await page.locator('main').innerText()).toContain(`You are signed in to Sign-out app as ${email}.`);
+      expect(await me(token)).toBe(200);
+      await Promise.all([page.waitForURL((url) => url.toString().startsWith(`${redirectUri}?state=`)), page.click('button[type=submit]')]);
+      await ready(page);
+      expect(await handle(page)).toBeNull();
+      expect(await me(token)).toBe(401);
+      expect(await whereSignInGoes(page)).toBe('sign-in page');
+    });
+  });
+});
