@@ -11,7 +11,8 @@ import { IdentityHarness } from '../support/identity-harness';
  * sdk/browser-auth in headless Chromium against the real login host and API (IdentityHarness: both
  * in this process, on PGlite), through the hosted sign-in page: sign-out ends the login session
  * whatever the state of the tab's token, reaches the app's other tabs and leaves no window for an
- * immediate sign-in to find the old session.
+ * immediate sign-in to find the old session; a sign-in finishes in another tab of the origin (the
+ * sign-up mail's link).
  */
 jest.setTimeout(90_000);
 
@@ -23,9 +24,10 @@ const PASSWORD = 'correct horse battery staple';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 declare const auth: any;
 declare const requiresLogin: number;
+declare const localStorage: { readonly length: number; key(i: number): string | null };
 declare const sessionStorage: { readonly length: number };
 
-describeInChromium('the browser auth SDK on the real login host: sign-out', () => {
+describeInChromium('the browser auth SDK on the real login host: sign-out and tabs', () => {
   let h: IdentityHarness;
   let appOrigin: Listening;
   let browser: Browser;
@@ -160,5 +162,29 @@ describeInChromium('the browser auth SDK on the real login host: sign-out', () =
       expect(await me(token)).toBe(401);
       expect(await whereSignInGoes(page)).toBe('sign-in page');
     });
+  });
+
+  it("finishes a sign-in in another tab of the origin (the sign-up mail's link), once", async () => {
+    const started = await openApp();
+    await started.evaluate(() => void auth.signIn());
+    await started.waitForURL((url) => url.pathname === '/sign-in');
+    // The hosted pages carry state and code_challenge into the mailed link; the user opens it in a new tab.
+    const mailed = started.url();
+    const tab = await context.newPage();
+    await tab.goto(mailed);
+    await tab.fill('#email', email);
+    await tab.fill('#password', PASSWORD);
+    await Promise.all([tab.waitForURL((url) => url.toString().startsWith(`${redirectUri}?`)), tab.click('button[type=submit]')]);
+    await ready(tab);
+    const callback = tab.url();
+    const session = await handle(tab);
+    expect(session).toEqual({ token: expect.any(String) });
+    expect(await me(session!.token)).toBe(200);
+    // Used once: nothing of it is left, and the same callback in yet another tab is refused.
+    expect(await tab.evaluate(() => Array.from({ length: localStorage.length }, (_, i) => localStorage.key(i)).filter((k) => k?.startsWith('wfe-auth.transaction.')))).toEqual([]);
+    const replay = await context.newPage();
+    await replay.goto(callback);
+    await ready(replay);
+    expect(await handle(replay)).toEqual({ error: 'CallbackError', code: 'no_transaction', status: undefined });
   });
 });

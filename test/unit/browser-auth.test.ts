@@ -23,7 +23,7 @@ interface PageGlobals {
   requiresLogin: number;
   customStore: Map<string, string>;
   sessionStorage: { length: number; getItem(k: string): string | null; key(i: number): string | null };
-  localStorage: { length: number; getItem(k: string): string | null };
+  localStorage: { length: number; getItem(k: string): string | null; setItem(k: string, v: string): void; key(i: number): string | null };
   location: { href: string };
   document: { querySelectorAll(selector: string): { length: number } };
 }
@@ -183,18 +183,32 @@ describeInChromium('the browser auth SDK in headless Chromium', () => {
     });
 
     it.each([
-      ['a state it did not send', { stateOverride: 'forged-state' }, 'state_mismatch'],
-      ['another issuer', { issOverride: 'http://127.0.0.1:9/' }, 'iss_mismatch'],
-      ['no iss', { issOverride: null }, 'iss_mismatch'],
-    ])('refuses a callback with %s: CallbackError, no exchange, nothing stored', async (_what, forge, code) => {
+      // The forged state leaves the real sign-in's transaction to its own callback.
+      ['a state it did not send', { stateOverride: 'forged-state' }, 'state_mismatch', 1],
+      ['another issuer', { issOverride: 'http://127.0.0.1:9/' }, 'iss_mismatch', 0],
+      ['no iss', { issOverride: null }, 'iss_mismatch', 0],
+    ])('refuses a callback with %s: CallbackError, no exchange, nothing stored', async (_what, forge, code, transactionsLeft) => {
       Object.assign(login, forge);
       const { page } = await openApp();
       await backFromLogin(page);
       expect(await handle(page)).toEqual({ error: 'CallbackError', code });
       expect(login.tokenExchanges()).toBe(0);
-      expect(await storedKeys(page)).toEqual({ session: [], local: 0, custom: [] });
+      expect(await storedKeys(page)).toEqual({ session: [], local: transactionsLeft, custom: [] });
       expect(await sessionOf(page)).toBeNull();
       expect(page.url()).toBe(`${app.url}/callback`);
+    });
+
+    it('refuses a callback whose sign-in was started over 30 minutes ago, and forgets that transaction', async () => {
+      const { page } = await openApp();
+      await backFromLogin(page);
+      await page.evaluate(() => {
+        const { localStorage } = globalThis as unknown as PageGlobals;
+        const key = localStorage.key(0)!;
+        localStorage.setItem(key, JSON.stringify({ ...JSON.parse(localStorage.getItem(key)!), expiresAt: Date.now() - 1 }));
+      });
+      expect(await handle(page)).toEqual({ error: 'CallbackError', code: 'no_transaction' });
+      expect(login.tokenExchanges()).toBe(0);
+      expect(await storedKeys(page)).toEqual({ session: [], local: 0, custom: [] });
     });
 
     it('refuses a callback replayed in a tab that started no sign-in', async () => {

@@ -76,13 +76,16 @@ export interface AuthClient {
 }
 
 interface Transaction {
-  state: string;
   verifier: string;
+  /** Milliseconds since the epoch. */
+  expiresAt: number;
 }
 
 const CALLBACK_PARAMS = ['code', 'state', 'iss', 'error', 'error_description', 'error_uri'];
 // setTimeout fires at once above 2^31-1 ms.
 const MAX_TIMER_MS = 2_147_483_647;
+// Long enough for a sign-up whose confirmation mail is opened in another tab, which then comes back with this state.
+const TRANSACTION_TTL_MS = 30 * 60_000;
 const SIGNED_OUT_MESSAGE = 'signed-out';
 
 const trimSlash = (url: string) => url.replace(/\/+$/, '');
@@ -100,11 +103,13 @@ export function createAuthClient(options: AuthClientOptions): AuthClient {
   const skewMs = (options.renewSkewSeconds ?? 60) * 1000;
   const renewTimeoutMs = (options.renewTimeoutSeconds ?? 10) * 1000;
   const store = resolveStore(options.storage ?? 'sessionStorage');
-  // The PKCE transaction must survive the redirect whatever the token's storage; it holds no token.
-  const transactions = window.sessionStorage;
+  // A PKCE transaction must survive the redirect whatever the token's storage, and reach another
+  // tab of the origin: the hosted sign-up mails a link carrying its state, which may be opened
+  // anywhere. Each is keyed by its state, removed on use and expires. It holds no token.
+  const transactions = window.localStorage;
   const sessionKey = `wfe-auth.session.${clientKey}`;
-  const transactionKey = `wfe-auth.transaction.${clientKey}`;
   const idTokenKey = `wfe-auth.id-token.${clientKey}`;
+  const transactionPrefix = `wfe-auth.transaction.${clientKey}.`;
   // The state of a sign-out on its way to the login host: it comes back to this very tab.
   const signOutKey = `wfe-auth.sign-out.${clientKey}`;
   const jwks = createRemoteJWKSet(new URL(`${identityApi}/api/auth/end-user/jwks`), { cooldownDuration: 1000 });
@@ -175,7 +180,45 @@ export function createAuthClient(options: AuthClientOptions): AuthClient {
     stopTimer();
     store.removeItem(sessionKey);
     store.removeItem(idTokenKey);
-    transactions.removeItem(transactionKey);
+  }
+
+  function pendingTransactions(): string[] {
+    const keys: string[] = [];
+    for (let i = 0; i < transactions.length; i++) {
+      const key = transactions.key(i);
+      if (key?.startsWith(transactionPrefix)) keys.push(key);
+    }
+    return keys;
+  }
+
+  function readTransaction(key: string): Transaction | undefined {
+    try {
+      const saved = JSON.parse(transactions.getItem(key) ?? 'null') as Partial<Transaction> | null;
+      if (typeof saved?.verifier === 'string' && typeof saved.expiresAt === 'number' && saved.expiresAt > Date.now()) {
+        return { verifier: saved.verifier, expiresAt: saved.expiresAt };
+      }
+    } catch {
+      // not one of ours: removed below
+    }
+    return undefined;
+  }
+
+  /** Expired (or unreadable) transactions go, so abandoned sign-ins do not pile up. */
+  function pruneTransactions() {
+    for (const key of pendingTransactions()) if (!readTransaction(key)) transactions.removeItem(key);
+  }
+
+  /** The sign-in `state` belongs to, removed so that its callback is handled once, in one tab. */
+  function takeTransaction(state: string): Transaction {
+    pruneTransactions();
+    const key = transactionPrefix + state;
+    const transaction = readTransaction(key);
+    transactions.removeItem(key);
+    if (transaction) return transaction;
+    if (pendingTransactions().length) {
+      throw new CallbackError('the callback state does not match a sign-in started in this browser', 'state_mismatch');
+    }
+    throw new CallbackError('no sign-in was started in this browser, or it is over 30 minutes old', 'no_transaction');
   }
 
   function loginRequired(): never {
@@ -284,10 +327,11 @@ export function createAuthClient(options: AuthClientOptions): AuthClient {
 
   const client: AuthClient = {
     async signIn() {
+      pruneTransactions();
       const state = randomToken();
       const verifier = randomToken();
-      const transaction: Transaction = { state, verifier };
-      transactions.setItem(transactionKey, JSON.stringify(transaction));
+      const transaction: Transaction = { verifier, expiresAt: Date.now() + TRANSACTION_TTL_MS };
+      transactions.setItem(transactionPrefix + state, JSON.stringify(transaction));
       window.location.assign(authorizeUrl(state, await s256Challenge(verifier)));
     },
 
@@ -303,18 +347,8 @@ export function createAuthClient(options: AuthClientOptions): AuthClient {
         return null;
       }
       cleanAddressBar();
-      const saved = transactions.getItem(transactionKey);
-      transactions.removeItem(transactionKey);
-      let transaction: Transaction | undefined;
-      try {
-        transaction = saved ? (JSON.parse(saved) as Transaction) : undefined;
-      } catch {
-        transaction = undefined;
-      }
-      if (!transaction?.state || !transaction.verifier) {
-        throw new CallbackError('no sign-in was started from this tab', 'no_transaction');
-      }
-      const exchanged = await exchange(checkCallback(params, transaction.state), transaction.verifier);
+      const transaction = takeTransaction(state);
+      const exchanged = await exchange(checkCallback(params, state), transaction.verifier);
       generation += 1;
       keep(exchanged);
       return exchanged.session;
