@@ -12,7 +12,7 @@ import { IdentityHarness } from '../support/identity-harness';
  * in this process, on PGlite), through the hosted sign-in page: sign-out ends the login session
  * whatever the state of the tab's token, reaches the app's other tabs and leaves no window for an
  * immediate sign-in to find the old session; a sign-in finishes in another tab of the origin (the
- * sign-up mail's link).
+ * sign-up mail's link); the token exchange's network failure is the SDK's error.
  */
 jest.setTimeout(90_000);
 
@@ -186,5 +186,17 @@ describeInChromium('the browser auth SDK on the real login host: sign-out and ta
     await replay.goto(callback);
     await ready(replay);
     expect(await handle(replay)).toEqual({ error: 'CallbackError', code: 'no_transaction', status: undefined });
+  });
+
+  it('a token exchange that cannot reach the API is a TokenRequestError (network_error), not a TypeError', async () => {
+    const page = await openApp();
+    await page.evaluate(() => void auth.signIn());
+    await page.waitForURL((url) => url.pathname === '/sign-in');
+    await page.fill('#email', email);
+    await page.fill('#password', PASSWORD);
+    await Promise.all([page.waitForURL((url) => url.toString().startsWith(`${redirectUri}?`)), page.click('button[type=submit]')]);
+    await ready(page);
+    await page.route(`${h.apiUrl}/api/auth/end-user/token`, (route) => route.abort('internetdisconnected'));
+    expect(await handle(page)).toEqual({ error: 'TokenRequestError', code: 'network_error', status: 0 });
   });
 });

@@ -264,13 +264,18 @@ export function createAuthClient(options: AuthClientOptions): AuthClient {
   }
 
   async function exchange(code: string, verifier: string): Promise<Exchanged> {
-    const res = await fetch(`${identityApi}/api/auth/end-user/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ code, code_verifier: verifier }),
-      credentials: 'omit',
-      cache: 'no-store',
-    });
+    let res: Response;
+    try {
+      res = await fetch(`${identityApi}/api/auth/end-user/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ code, code_verifier: verifier }),
+        credentials: 'omit',
+        cache: 'no-store',
+      });
+    } catch (cause) {
+      throw new TokenRequestError(`the token endpoint ${identityApi} could not be reached`, 0, 'network_error', String(cause), { cause });
+    }
     const body = (await res.json().catch(() => ({}))) as { token?: unknown; id_token?: unknown; error?: unknown; error_description?: unknown };
     if (!res.ok || typeof body.token !== 'string') {
       const code = typeof body.error === 'string' ? body.error : `http_${res.status}`;

@@ -27,15 +27,19 @@ export class CallbackError extends AuthError {
 /** The hidden renewal frame did not answer in time; the current session is left as it was. */
 export class RenewTimeoutError extends AuthError {}
 
-/** The token endpoint refused the code (RFC 6749 error form). */
+/**
+ * The token endpoint refused the code (RFC 6749 error form), or could not be reached: `status` 0
+ * and `code` `network_error`, the platform's error as `cause`.
+ */
 export class TokenRequestError extends AuthError {
   constructor(
     message: string,
     readonly status: number,
     readonly code: string,
     readonly description?: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
