@@ -3,7 +3,7 @@ import { decodeJwt } from 'jose';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { endUsers } from '../../db/schema';
 import { hashPassword } from '../../src/accounts/passwords';
-import { liveSession } from '../../src/identity/login-sessions';
+import { liveSession, revokeLoginSession } from '../../src/identity/login-sessions';
 import { describeInChromium, IMPORT_MAP, launchChromium, startAppOrigin, type Listening } from '../support/browser-auth';
 import { IdentityHarness } from '../support/identity-harness';
 
@@ -12,7 +12,8 @@ import { IdentityHarness } from '../support/identity-harness';
  * in this process, on PGlite), through the hosted sign-in page: sign-out ends the login session
  * whatever the state of the tab's token, reaches the app's other tabs and leaves no window for an
  * immediate sign-in to find the old session; a sign-in finishes in another tab of the origin (the
- * sign-up mail's link); the token exchange's network failure is the SDK's error.
+ * sign-up mail's link); the token exchange's network failure and the API's 401 are the SDK's errors;
+ * an expired token is renewed on demand.
  */
 jest.setTimeout(90_000);
 
@@ -27,7 +28,7 @@ declare const requiresLogin: number;
 declare const localStorage: { readonly length: number; key(i: number): string | null };
 declare const sessionStorage: { readonly length: number };
 
-describeInChromium('the browser auth SDK on the real login host: sign-out and tabs', () => {
+describeInChromium('the browser auth SDK on the real login host: sign-out, tabs, renewal on demand', () => {
   let h: IdentityHarness;
   let appOrigin: Listening;
   let browser: Browser;
@@ -198,5 +199,30 @@ describeInChromium('the browser auth SDK on the real login host: sign-out and ta
     await ready(page);
     await page.route(`${h.apiUrl}/api/auth/end-user/token`, (route) => route.abort('internetdisconnected'));
     expect(await handle(page)).toEqual({ error: 'TokenRequestError', code: 'network_error', status: 0 });
+  });
+
+  describe('fetch', () => {
+    it('renews an expired token first while the login session lives', async () => {
+      const page = await openApp();
+      const token = await signIn(page);
+      await sleep((decodeJwt(token).exp as number) * 1000 - Date.now() + 200);
+      const status = await page.evaluate(() => auth.fetch('/api/auth/me').then((r: Response) => r.status, (e: Error) => e.name));
+      expect(status).toBe(200);
+      const renewed = await page.evaluate(() => auth.getSession()?.token);
+      expect(renewed).not.toBe(token);
+      expect(decodeJwt(renewed).sid).toBe(decodeJwt(token).sid);
+    });
+
+    it("treats the API's 401 as login required: the session is cleared, onRequiresLogin called, LoginRequiredError thrown", async () => {
+      const page = await openApp();
+      const token = await signIn(page);
+      const { sid } = decodeJwt(token) as { sid: string };
+      // Ended elsewhere (an org member's identity.end-user.session.revoke does this): this tab's token is refused.
+      await revokeLoginSession(h.db, { organization_uuid: decodeJwt(token).org as string, sid });
+      const outcome = await page.evaluate(() => auth.fetch('/api/auth/me').then((r: Response) => r.status, (e: Error) => e.name));
+      expect(outcome).toBe('LoginRequiredError');
+      expect(await page.evaluate(() => requiresLogin)).toBe(1);
+      expect(await page.evaluate(() => auth.getSession())).toBeNull();
+    });
   });
 });

@@ -23,8 +23,8 @@ export interface AuthClientOptions {
   /** How long renew() waits for the hidden frame before it gives up. */
   renewTimeoutSeconds?: number;
   /**
-   * Called once whenever the user must sign in again: the login host answered login_required, or
-   * the user signed out in another tab of this app.
+   * Called once whenever the user must sign in again: the login host answered login_required, the
+   * API refused the token (401), or the user signed out in another tab of this app.
    */
   onRequiresLogin?: () => void;
 }
@@ -71,7 +71,11 @@ export interface AuthClient {
   register(email: string, password: string): Promise<RegisterResult>;
   /** `Bearer <token>` for the current session; throws LoginRequiredError without one. */
   authorizationHeader(): string;
-  /** fetch() with the current token; a path starting with `/` is resolved against identityApi. */
+  /**
+   * fetch() with the current token, renewed first when it has expired; a path starting with `/` is
+   * resolved against identityApi. A 401 answer means the token is no longer accepted: the session is
+   * cleared, onRequiresLogin called and LoginRequiredError thrown.
+   */
   fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
 }
 
@@ -413,10 +417,15 @@ export function createAuthClient(options: AuthClientOptions): AuthClient {
     authorizationHeader,
 
     async fetch(input, init) {
+      // An expired token whose login session may still be live: a silent renewal first, not a sign-in.
+      const session = client.getSession() ?? (readSession() ? await renew() : null);
+      if (!session) throw new LoginRequiredError('no signed-in session');
       const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
-      headers.set('authorization', authorizationHeader());
+      headers.set('authorization', `Bearer ${session.token}`);
       const target = typeof input === 'string' && input.startsWith('/') ? `${identityApi}${input}` : input;
-      return fetch(target, { ...init, headers });
+      const res = await fetch(target, { ...init, headers });
+      if (res.status === 401) loginRequired();
+      return res;
     },
   };
 
