@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ConnectionStore } from './connections';
 import { outboundUrlProblem } from './outbound';
 import { callProvider, type ProviderHttpConfig } from './provider-http';
+import { providerUrl } from './provider-path';
 import { secretValues } from './scrub';
 
 /**
@@ -70,7 +71,7 @@ export function createDbhostActivities(config: DbhostConfig) {
     try {
       const { response } = await callProvider(config, {
         method: 'GET',
-        url: root + path,
+        url: providerUrl(root, path),
         credential: { bearer: token, origin: root },
         secrets: secretValues(secrets),
         provider: PROVIDER,

@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ConnectionStore } from './connections';
 import { originOf, sameOrigin } from './origin';
 import { callProvider, type ProviderHttpConfig, type ProviderResponse } from './provider-http';
+import { providerUrl } from './provider-path';
 import { secretValues } from './scrub';
 
 export interface EsignRequest {
@@ -71,7 +72,7 @@ export function createEsignActivities(config: EsignConfig) {
           'missing_credentials',
         );
       }
-      const url = baseUrl.replace(/\/+$/, '') + req.path;
+      const url = providerUrl(baseUrl, req.path);
       const credential = bearer ? { bearer, origin: baseUrl } : undefined;
       return callProvider(config, { method: req.method, url, credential, secrets, provider: 'e-signature API' });
     },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { EsignActivities } from '../activities/esign';
-import { alreadyAbsentOutput, esignActivityOptions, esignApiRoot, esignApiToken, esignCallOutputs, esignConnection, withBaseUrlOrConnection } from './esign/api-root';
+import { alreadyAbsentOutput, esignActivityOptions, esignApiRoot, esignApiToken, esignCallOutputs, esignConnection, esignPathId, withBaseUrlOrConnection } from './esign/api-root';
 import { ANY_STATE, defineWorkflow, failureFields } from './runtime/definition';
 import { providerActivities } from './runtime/provider-activities';
 
@@ -17,8 +17,8 @@ const input = withBaseUrlOrConnection(
         error: 'must be an external account number (digits) or an account GUID',
       })
       .describe('External account number (integer) or account GUID'),
-    authorizationid: z.string().min(1).describe('Id of the user authorization'),
-    userid: z.string().min(1).describe('Id of the principal user'),
+    authorizationid: esignPathId('Id of the user authorization'),
+    userid: esignPathId('Id of the principal user'),
   }),
 );
 

@@ -89,7 +89,8 @@ export function createHookActivities(config: HookActivitiesConfig) {
       // The body too: anyone may post to the public ingress, naming any request id.
       const prior = req.request_id && (await store.eventByRequestId(req.organization_uuid, req.endpoint_uuid, req.request_id));
       if (prior && prior.body === body) return { event_uuid: prior.eventUuid, ingress_status: 202 as const };
-      const url = ingressUrl(config.publicApiUrl, req.endpoint_uuid);
+      // The stored id (a UUID we generated), not the run's input: nothing the run says goes into the path.
+      const url = ingressUrl(config.publicApiUrl, endpoint.endpointUuid);
       let res;
       const stopHeartbeat = heartbeatWhileWaiting();
       try {

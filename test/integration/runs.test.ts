@@ -120,6 +120,23 @@ describe('POST /api/workflows/start', () => {
     });
 
     it.each([
+      ['..', '..', ['authorizationid', 'userid']],
+      ['.', uniqueId('ok'), ['userid']],
+    ])('ids URL parsing would collapse (userid %j): 422 naming each with its rule, and the provider is never called', async (userid, authorizationid, fields) => {
+      const accountid = '4711';
+      const callsBefore = (await esignCalls(`/accounts/${accountid}`)).length;
+      const res = await start(
+        { workflow_type: DELETE, initial_data: { base_url: stackEnv.esignUrl, api_token: ESIGN_VALID_TOKEN, accountid, userid, authorizationid } },
+        org.token,
+      );
+      expect(res.status).toBe(422);
+      expect(res.body.error.details).toEqual(
+        fields.map((f) => ({ field: `initial_data.${f}`, rule: 'format:regex', message: "must be a provider id: 1-100 letters, digits, '-' or '_'" })),
+      );
+      expect((await esignCalls(`/accounts/${accountid}`)).length).toBe(callsBefore);
+    });
+
+    it.each([
       ['a string value', { base_url: 'https://esign.example/v2\u0000' }, 'initial_data.base_url'],
       ['a key', { base_url: 'https://esign.example/v2', 'a\u0000b': 1 }, 'initial_data.a\\u0000b'],
       ['a nested string', { base_url: 'https://esign.example/v2', deep: [{ x: '\u0000' }] }, 'initial_data.deep.0.x'],

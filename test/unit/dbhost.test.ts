@@ -119,6 +119,16 @@ describe('dbhost activities', () => {
     expect(down).toMatchObject({ type: 'server_error', nonRetryable: false });
   });
 
+  it('a project or operation id that is a dot segment (a direct start past the schema) is refused for good before any call', async () => {
+    const row = (await store.create('org_u', 'dbhost', 'dots', { api_token: DBHOST_VALID_TOKEN }, { api_url: double.url }))!;
+    const activities = createDbhostActivities({ allowHttpHosts: ['127.0.0.1'], timeoutMs: 1_000, dispatcher: dispatcherFor([double.url]), connections: store });
+    const req = { organization_uuid: 'org_u', connection_uuid: row.connectionUuid, dbhost_project_id: 'p', dbhost_operation_id: 'o' };
+    const before = double.calls.length;
+    await expect(activities.dbhostListEndpoints({ ...req, dbhost_project_id: '..' })).rejects.toMatchObject({ type: 'invalid_input', nonRetryable: true });
+    await expect(activities.dbhostGetOperation({ ...req, dbhost_operation_id: '.' })).rejects.toMatchObject({ type: 'invalid_input', nonRetryable: true });
+    expect(double.calls.length).toBe(before);
+  });
+
   it('an answer without operation.status or endpoints is invalid_response, not retried', async () => {
     const server = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"hello": "world"}'));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

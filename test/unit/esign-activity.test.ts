@@ -191,6 +191,15 @@ describe('esignRequest: failure kinds', () => {
     expect(ok).toEqual({ status_code: 204, response: null });
   });
 
+  it.each(['..', '.'])('a path whose id is the dot segment "%s" (a direct start past the schema) is refused for good, and nothing is called', async (dot) => {
+    const { req } = deleteRequest('ok', ESIGN_VALID_TOKEN);
+    const before = (await calls()).length;
+    const err = await rejection(createEsignActivities(config()).esignRequest({ ...req, path: `/v2.1/accounts/4711/users/${dot}/authorization/${dot}` }));
+    expect(err.nonRetryable).toBe(true);
+    expect(err.type).toBe('invalid_input');
+    expect((await calls()).length).toBe(before);
+  });
+
   it('a provider that does not answer in time is a retryable failure typed timeout', async () => {
     const { req, path } = deleteRequest('hang', ESIGN_VALID_TOKEN);
     const started = Date.now();

@@ -22,6 +22,26 @@ describe('validation errors', () => {
     });
   });
 
+  it.each([
+    ['..', '..', ['authorizationid', 'userid']],
+    ['.', 'r204', ['userid']],
+    ['u/../x', 'a', ['userid']],
+    ['u', '%2e%2e', ['authorizationid']],
+    ['u', 'a b', ['authorizationid']],
+  ])('refuses provider ids that are no e-signature id (userid %j, authorizationid %j): format:regex', (userid, authorizationid, bad) => {
+    const input = { base_url: 'https://esign.example.com/api', accountid: '4711', userid, authorizationid };
+    const result = del.input.safeParse(input);
+    expect(result.success).toBe(false);
+    const problems = zodProblems(result.error!, input, 'initial_data');
+    const message = "must be a provider id: 1-100 letters, digits, '-' or '_'";
+    expect(problems).toEqual(bad.map((field) => ({ field: `initial_data.${field}`, rule: 'format:regex', message })));
+  });
+
+  it('takes the provider\'s GUIDs and the ids the doubles use', () => {
+    const input = { base_url: 'https://esign.example.com/api', accountid: '4711', userid: '8f2b3c4d-1e2f-4a5b-9c8d-7e6f5a4b3c2d', authorizationid: 'ok-m3x9k_2' };
+    expect(del.input.safeParse(input).success).toBe(true);
+  });
+
   it('calls a missing field required even when its schema words the error itself', () => {
     const result = del.input.safeParse({});
     const problems = zodProblems(result.error!, {}, 'initial_data');

@@ -19,6 +19,17 @@ export const esignApiRoot = z
   )
   .describe('API root of the e-signature service, form https://<host>/api');
 
+/**
+ * An id the provider puts in a URL path (a user, an authorization). Its ids are GUIDs; letters,
+ * digits, '-' and '_' cover them and never spell '.' or '..', which URL parsing would collapse
+ * with the segment before (`userid: ".."` would DELETE the account's own path).
+ */
+export const esignPathId = (description: string) =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,100}$/, { error: "must be a provider id: 1-100 letters, digits, '-' or '_'" })
+    .describe(description);
+
 export const esignApiToken = z
   .string()
   .min(1)

@@ -47,9 +47,15 @@ class Input1(BaseModel):
         ),
     ]
     authorizationid: Annotated[
-        str, Field(description="Id of the user authorization", min_length=1)
+        str,
+        Field(
+            description="Id of the user authorization", pattern="^[A-Za-z0-9_-]{1,100}$"
+        ),
     ]
-    userid: Annotated[str, Field(description="Id of the principal user", min_length=1)]
+    userid: Annotated[
+        str,
+        Field(description="Id of the principal user", pattern="^[A-Za-z0-9_-]{1,100}$"),
+    ]
 
 
 class Input2(BaseModel):
@@ -83,9 +89,15 @@ class Input2(BaseModel):
         ),
     ]
     authorizationid: Annotated[
-        str, Field(description="Id of the user authorization", min_length=1)
+        str,
+        Field(
+            description="Id of the user authorization", pattern="^[A-Za-z0-9_-]{1,100}$"
+        ),
     ]
-    userid: Annotated[str, Field(description="Id of the principal user", min_length=1)]
+    userid: Annotated[
+        str,
+        Field(description="Id of the principal user", pattern="^[A-Za-z0-9_-]{1,100}$"),
+    ]
 
 
 class Input(RootModel[Input1 | Input2]):
