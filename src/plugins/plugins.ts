@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { dbhostApiRoot } from '../../activities/dbhost';
-import { esignApiRoot } from '../../workflows/esign/api-root';
+import { API_ROOT_RULE, esignApiRoot } from '../../workflows/esign/api-root';
 
 /**
  * Provider families and the credential fields a connection of each holds.
@@ -41,11 +41,14 @@ export const plugins: readonly PluginDefinition[] = [
       api_url: z
         .url({ protocol: /^https?$/ })
         // The token goes to paths built on this root: a query or fragment would swallow them.
-        .refine((value) => {
-          if (!URL.canParse(value)) return false;
-          const url = new URL(value);
-          return !url.search && !url.hash && !url.username && !url.password;
-        }, 'must be an API root without query, fragment or credentials')
+        .refine(
+          (value) => {
+            if (!URL.canParse(value)) return false;
+            const url = new URL(value);
+            return !url.search && !url.hash && !url.username && !url.password;
+          },
+          { error: 'must be an API root without query, fragment or credentials', params: { rule: API_ROOT_RULE } },
+        )
         .optional()
         .describe('API root; default the provider public API'),
     }),

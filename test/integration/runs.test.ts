@@ -106,7 +106,7 @@ describe('POST /api/workflows/start', () => {
       expect(res.body.error.code).toBe('validation_failed');
       const rules = Object.fromEntries(res.body.error.details.map((d: any) => [d.field, d.rule]));
       expect(rules).toEqual({
-        'initial_data.base_url': 'custom',
+        'initial_data.base_url': 'api_root',
         'initial_data.accountid': 'format:regex',
         'initial_data.authorizationid': 'required',
         'initial_data.userid': 'required',

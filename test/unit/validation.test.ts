@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ApiError } from '../../src/common/api-error';
 import { SchemaValidationPipe, zodProblems } from '../../src/common/validation';
 import { requestHash } from '../../src/runs/run-ids';
+import { findPlugin } from '../../src/plugins/plugins';
 import { findDefinition } from '../../workflows/registry';
 
 describe('validation errors', () => {
@@ -14,7 +15,7 @@ describe('validation errors', () => {
     const problems = zodProblems(result.error!, input, 'initial_data');
     const byField = Object.fromEntries(problems.map((p) => [p.field, p.rule]));
     expect(byField).toEqual({
-      'initial_data.base_url': 'custom',
+      'initial_data.base_url': 'api_root',
       'initial_data.accountid': 'format:regex',
       'initial_data.authorizationid': 'required',
       'initial_data.userid': 'required',
@@ -40,6 +41,28 @@ describe('validation errors', () => {
   it('takes the provider\'s GUIDs and the ids the doubles use', () => {
     const input = { base_url: 'https://esign.example.com/api', accountid: '4711', userid: '8f2b3c4d-1e2f-4a5b-9c8d-7e6f5a4b3c2d', authorizationid: 'ok-m3x9k_2' };
     expect(del.input.safeParse(input).success).toBe(true);
+  });
+
+  it.each(['http://127.0.0.1:4713/api?x=1', 'https://esign.example.com/api#f', 'https://u:p@esign.example.com/api', 'https://esign.example.com/v2'])(
+    'a base_url that is a URL but no API root (%s) breaks the rule api_root, in a start and in an esign connection',
+    (baseUrl) => {
+      const input = { base_url: baseUrl, accountid: '4711', userid: 'u', authorizationid: 'a' };
+      const result = del.input.safeParse(input);
+      expect(zodProblems(result.error!, input, 'initial_data')).toEqual([
+        { field: 'initial_data.base_url', rule: 'api_root', message: 'must be an API root of the form https://<host>/api (no query, fragment or credentials)' },
+      ]);
+      const config = { base_url: baseUrl };
+      const connection = findPlugin('esign')!.config.safeParse(config);
+      expect(zodProblems(connection.error!, config, 'config')).toEqual([expect.objectContaining({ field: 'config.base_url', rule: 'api_root' })]);
+    },
+  );
+
+  it.each(['https://dbhost.example.com/?a=1', 'https://dbhost.example.com/#f', 'https://u:p@dbhost.example.com'])('a dbhost api_url with a query, fragment or credentials (%s) breaks the rule api_root', (apiUrl) => {
+    const config = { api_url: apiUrl };
+    const result = findPlugin('dbhost')!.config.safeParse(config);
+    expect(zodProblems(result.error!, config, 'config')).toEqual([
+      { field: 'config.api_url', rule: 'api_root', message: 'must be an API root without query, fragment or credentials' },
+    ]);
   });
 
   it('calls a missing field required even when its schema words the error itself', () => {

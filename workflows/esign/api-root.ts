@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { providerActivityOptions } from '../runtime/provider-activities';
 
+/** The 422 rule of a provider URL that is a URL but no API root (a query, a fragment, credentials, another path). */
+export const API_ROOT_RULE = 'api_root';
+
 /**
  * The e-signature API root, https://<host>/api. Whether plain http is allowed
  * for a host is deployment configuration (ALLOW_HTTP_HOSTS), checked by the API
@@ -15,7 +18,7 @@ export const esignApiRoot = z
       const url = new URL(value);
       return /\/api\/?$/.test(url.pathname) && !url.search && !url.hash && !url.username && !url.password;
     },
-    { error: 'must be an API root of the form https://<host>/api (no query, fragment or credentials)' },
+    { error: 'must be an API root of the form https://<host>/api (no query, fragment or credentials)', params: { rule: API_ROOT_RULE } },
   )
   .describe('API root of the e-signature service, form https://<host>/api');
 
