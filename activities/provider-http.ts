@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { type Dispatcher, fetch, type Response } from 'undici';
+import { type Dispatcher, fetch, Headers, type Response } from 'undici';
 import { wellFormed } from '../workflows/runtime/storable-text';
 import { originOf, sameOrigin } from './origin';
 import { outboundUrlProblem } from './outbound';
@@ -178,12 +178,22 @@ export function fetchFailure(err: unknown): FetchFailure {
  * Everything built from the provider's answer (the kept body, the message, a network error's
  * text) is stored, projected and logged, and failure messages sit in clear in Temporal
  * history: all of it passes through `scrub` first, since a provider may quote the request's
- * credentials back (a 401 saying "bad token Bearer …"; undici rejects a token holding a line
- * break with `"Bearer <token>" is an invalid header value`).
+ * credentials back (a 401 saying "bad token Bearer …").
  */
 async function send(config: ProviderHttpConfig, request: ProviderRequest, scrub: Scrubber, ledger: AttemptLedger): Promise<ProviderResponse> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (request.credential) headers.authorization = `Bearer ${request.credential.bearer}`;
+  try {
+    // What fetch would refuse with a TypeError, looking like a network failure to retry: a
+    // token no header can carry (stored before tokens were checked) fails the same way every time.
+    new Headers(headers);
+  } catch {
+    // Not the error's text: it quotes the header, token included.
+    throw ApplicationFailure.nonRetryable(
+      `${request.provider} not called: the API token holds a character no HTTP header may carry (a line break, or one above U+00FF); a token is visible ASCII`,
+      'invalid_input',
+    );
+  }
   let res: Response;
   try {
     res = await providerSpan(request.provider, request.method, request.url, headers, () =>

@@ -5,6 +5,7 @@ import { parseAllowHttpHosts } from '../activities/outbound';
 import { DEFAULT_TOLERANCE_SECONDS } from '../activities/payments-signature';
 import { type OutboundAllowList, parseOutboundAllow } from '../activities/outbound-allow';
 import { projectRoot } from '../db/client';
+import { VISIBLE_ASCII, VISIBLE_ASCII_MESSAGE } from '../workflows/runtime/bearer-token';
 import { type AccountsConfig, loadAccountsConfig } from './accounts/accounts.config';
 import { type LimitsConfig, loadLimits } from './limits/limits.config';
 import { type CodecAuthSettings, parseCodecAuth } from './temporal-codec/codec-auth.config';
@@ -123,6 +124,7 @@ function esignFallback(env: NodeJS.ProcessEnv): Pick<AppConfig, 'esignApiToken' 
   const baseUrl = env.ESIGN_API_BASE_URL || undefined;
   if (baseUrl && !originOf(baseUrl)) throw new Error(`ESIGN_API_BASE_URL must be an absolute http(s) URL, got "${baseUrl}"`);
   if (token && !baseUrl) throw new Error('ESIGN_API_TOKEN is set without ESIGN_API_BASE_URL, the only origin it may be sent to');
+  if (token && !VISIBLE_ASCII.test(token)) throw new Error(`ESIGN_API_TOKEN ${VISIBLE_ASCII_MESSAGE}`);
   return { esignApiToken: token, esignApiBaseUrl: baseUrl };
 }
 

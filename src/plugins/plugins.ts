@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { dbhostApiRoot } from '../../activities/dbhost';
 import { API_ROOT_RULE, esignApiRoot } from '../../workflows/esign/api-root';
+import { bearerToken } from '../../workflows/runtime/bearer-token';
 
 /**
  * Provider families and the credential fields a connection of each holds.
@@ -27,7 +28,7 @@ export const plugins: readonly PluginDefinition[] = [
   {
     name: 'esign',
     description: 'E-signature REST API credentials',
-    secrets: z.strictObject({ api_token: z.string().min(1).max(4096).describe('Bearer token of the e-signature API') }),
+    secrets: z.strictObject({ api_token: bearerToken().max(4096).describe('Bearer token of the e-signature API') }),
     config: z.strictObject({ base_url: esignApiRoot.describe('API root the api_token belongs to, form https://<host>/api: the only origin it is sent to') }),
     fields: ['api_token', 'base_url'],
     // Connections stored before base_url existed have none: their token goes nowhere until it is set.
@@ -36,7 +37,7 @@ export const plugins: readonly PluginDefinition[] = [
   {
     name: 'dbhost',
     description: 'Database-host API credentials',
-    secrets: z.strictObject({ api_token: z.string().min(1).max(4096).describe('API key of the database-host account') }),
+    secrets: z.strictObject({ api_token: bearerToken().max(4096).describe('API key of the database-host account') }),
     config: z.strictObject({
       api_url: z
         .url({ protocol: /^https?$/ })

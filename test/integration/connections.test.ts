@@ -78,6 +78,10 @@ describe('connections', () => {
       [{ plugin: 'dbhost', name: 'x', secrets: { api_token: 't' }, config: { api_url: 'https://dbhost.example.com/?a=1' } }, 'config.api_url', 'api_root'],
       [{ plugin: 'dbhost', name: 'x', secrets: { api_token: 't' }, config: { api_url: 'https://u:p@dbhost.example.com' } }, 'config.api_url', 'api_root'],
       [{ plugin: 'payments', name: 'x', secrets: {} }, 'secrets', 'custom'],
+      // A token goes into an HTTP header: one no header can carry would fail every run at call time.
+      [{ plugin: 'dbhost', name: 'x', secrets: { api_token: 'bad\ntoken' } }, 'secrets.api_token', 'format:regex'],
+      [{ plugin: 'esign', name: 'x', secrets: { api_token: 'bad\r\nX-Injected: 1' }, config: { base_url: 'https://esign.example.com/api' } }, 'secrets.api_token', 'format:regex'],
+      [{ plugin: 'esign', name: 'x', secrets: { api_token: 'tok\u0100en' }, config: { base_url: 'https://esign.example.com/api' } }, 'secrets.api_token', 'format:regex'],
       [{ plugin: 'esign', secrets: { api_token: 't' } }, 'name', 'required'],
       [{ plugin: 'esign', name: 'x', secrets: { api_token: 't' } }, 'config.base_url', 'required'],
     ];
@@ -88,6 +92,18 @@ describe('connections', () => {
       expect(JSON.stringify(res.body)).not.toContain(SECRET);
     }
     expect((await api('/api/connections')).body.connections.length).toBe(before);
+  });
+
+  it('a rotation to a token no HTTP header can carry is a 422 naming secrets.api_token, and the stored token stays', async () => {
+    const created = await create({ plugin: 'dbhost', name: uniqueId('rotate-bad'), secrets: { api_token: SECRET }, config: { api_url: 'https://dbhost.example.com' } });
+    expect(created.status).toBe(201);
+    const id = created.body.connection_uuid;
+    const before = (await api(`/api/connections/${id}`)).body.updated_at;
+    const res = await api(`/api/connections/${id}`, { method: 'PATCH', body: { secrets: { api_token: 'bad\ntoken' } } });
+    expect(res.status).toBe(422);
+    expect(res.body.error.details).toEqual([{ field: 'secrets.api_token', rule: 'format:regex', message: expect.stringContaining('visible ASCII') }]);
+    expect(JSON.stringify(res.body)).not.toContain('bad\\ntoken');
+    expect((await api(`/api/connections/${id}`)).body.updated_at).toBe(before);
   });
 
   it('a list filter given twice is a 422 naming it, not an unfiltered list; the catalog prefix the same', async () => {

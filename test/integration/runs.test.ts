@@ -136,6 +136,12 @@ describe('POST /api/workflows/start', () => {
       expect((await esignCalls(`/accounts/${accountid}`)).length).toBe(callsBefore);
     });
 
+    it.each([['bad\ntoken'], ['tok\u0100en']])('an api_token no HTTP header can carry (%j): 422 naming it, not a run failing unreachable', async (token) => {
+      const res = await start({ workflow_type: DELETE, initial_data: { ...esignDeleteInput('ok'), api_token: token } }, org.token);
+      expect(res.status).toBe(422);
+      expect(res.body.error.details).toEqual([{ field: 'initial_data.api_token', rule: 'format:regex', message: expect.stringContaining('visible ASCII') }]);
+    });
+
     it.each([
       ['a string value', { base_url: 'https://esign.example/v2\u0000' }, 'initial_data.base_url'],
       ['a key', { base_url: 'https://esign.example/v2', 'a\u0000b': 1 }, 'initial_data.a\\u0000b'],

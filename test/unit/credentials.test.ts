@@ -94,6 +94,10 @@ describe('ESIGN_API_TOKEN and ESIGN_API_BASE_URL', () => {
       esignApiBaseUrl: 'https://esign.example.com/api',
     });
   });
+
+  it.each(['bad\ntoken', 'tok\u0100en', 'two words'])('a token no HTTP header can carry (%j) is refused at start', (token) => {
+    expect(() => loadConfig({ ESIGN_API_TOKEN: token, ESIGN_API_BASE_URL: 'https://esign.example.com/api' })).toThrow(/^ESIGN_API_TOKEN must be visible ASCII/);
+  });
 });
 
 describe('callProvider', () => {

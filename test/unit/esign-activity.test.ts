@@ -200,6 +200,16 @@ describe('esignRequest: failure kinds', () => {
     expect((await calls()).length).toBe(before);
   });
 
+  it.each(['bad\ntoken', 'tok\u0100en'])('a token no HTTP header can carry (%j, a connection stored before tokens were checked) fails for good as invalid_input, not unreachable', async (token) => {
+    const { req } = deleteRequest('ok', token);
+    const before = (await calls()).length;
+    const err = await rejection(createEsignActivities(config()).esignRequest(req));
+    expect(err.nonRetryable).toBe(true);
+    expect(err.type).toBe('invalid_input');
+    expect(err.message).toBe('e-signature API not called: the API token holds a character no HTTP header may carry (a line break, or one above U+00FF); a token is visible ASCII');
+    expect((await calls()).length).toBe(before);
+  });
+
   it('a provider that does not answer in time is a retryable failure typed timeout', async () => {
     const { req, path } = deleteRequest('hang', ESIGN_VALID_TOKEN);
     const started = Date.now();

@@ -65,6 +65,19 @@ describe('validation errors', () => {
     ]);
   });
 
+  it.each(['bad\ntoken', 'bad\r\nX-Injected: 1', 'tok\u0100en', 'two words', 'caf\u00e9'])(
+    'an api_token no HTTP header carries as given (%j) is refused at start and in a connection: format:regex',
+    (token) => {
+      const message = 'must be visible ASCII (no space, line break or character above U+007E): it is sent in an HTTP header';
+      const input = { base_url: 'https://esign.example.com/api', api_token: token, accountid: '4711', userid: 'u', authorizationid: 'a' };
+      expect(zodProblems(del.input.safeParse(input).error!, input, 'initial_data')).toEqual([{ field: 'initial_data.api_token', rule: 'format:regex', message }]);
+      for (const plugin of ['esign', 'dbhost']) {
+        const secrets = { api_token: token };
+        expect(zodProblems(findPlugin(plugin)!.secrets.safeParse(secrets).error!, secrets, 'secrets')).toEqual([{ field: 'secrets.api_token', rule: 'format:regex', message }]);
+      }
+    },
+  );
+
   it('calls a missing field required even when its schema words the error itself', () => {
     const result = del.input.safeParse({});
     const problems = zodProblems(result.error!, {}, 'initial_data');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { bearerToken } from '../runtime/bearer-token';
 import { providerActivityOptions } from '../runtime/provider-activities';
 
 /** The 422 rule of a provider URL that is a URL but no API root (a query, a fragment, credentials, another path). */
@@ -33,9 +34,7 @@ export const esignPathId = (description: string) =>
     .regex(/^[A-Za-z0-9_-]{1,100}$/, { error: "must be a provider id: 1-100 letters, digits, '-' or '_'" })
     .describe(description);
 
-export const esignApiToken = z
-  .string()
-  .min(1)
+export const esignApiToken = bearerToken()
   .optional()
   .describe('Bearer token; when omitted, the connection\'s token, else the worker\'s ESIGN_API_TOKEN');
 

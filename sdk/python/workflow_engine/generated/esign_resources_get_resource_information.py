@@ -31,6 +31,7 @@ class Input1(BaseModel):
         Field(
             description="Bearer token; when omitted, the connection's token, else the worker's ESIGN_API_TOKEN",
             min_length=1,
+            pattern="^[\\x21-\\x7e]*$",
         ),
     ] = None
     connection_uuid: Annotated[
@@ -56,6 +57,7 @@ class Input2(BaseModel):
         Field(
             description="Bearer token; when omitted, the connection's token, else the worker's ESIGN_API_TOKEN",
             min_length=1,
+            pattern="^[\\x21-\\x7e]*$",
         ),
     ] = None
     connection_uuid: Annotated[
