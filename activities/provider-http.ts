@@ -212,7 +212,7 @@ async function send(config: ProviderHttpConfig, request: ProviderRequest, scrub:
     const message =
       kind === 'timeout'
         ? `${request.provider} did not answer within ${config.timeoutMs} ms`
-        : `${request.provider} unreachable: ${scrub.text(String((err as Error)?.message))}`;
+        : `${request.provider} unreachable: ${scrub.text(detail)}`;
     throw providerFailure(ledger, false, message, kind);
   }
   let body: unknown;

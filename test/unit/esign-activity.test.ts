@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
 import { createEsignActivities, type EsignConfig, type EsignRequest } from '../../activities/esign';
 import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
@@ -221,5 +223,53 @@ describe('esignRequest: failure kinds', () => {
     expect(elapsed).toBeGreaterThanOrEqual(250);
     expect(elapsed).toBeLessThan(3_000);
     expect(await callsTo(path)).toHaveLength(1);
+  });
+});
+
+describe('esignRequest: a provider that cannot be reached says why', () => {
+  /** An http URL on a loopback port nothing listens on (any more). */
+  async function closedPortUrl(): Promise<string> {
+    const server = http.createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    await new Promise((r) => server.close(r));
+    return `http://127.0.0.1:${port}/api`;
+  }
+
+  const request = (baseUrl: string, apiToken = ESIGN_VALID_TOKEN): EsignRequest => ({
+    organization_uuid: 'org_unit',
+    base_url: baseUrl,
+    api_token: apiToken,
+    method: 'DELETE',
+    path: '/v2.1/accounts/4711/users/u/authorization/a',
+    token_required: true,
+  });
+
+  it('connection refused: retryable unreachable, naming the cause rather than "fetch failed"', async () => {
+    const url = await closedPortUrl();
+    const err = await rejection(createEsignActivities(config({ dispatcher: dispatcherFor([url]) })).esignRequest(request(url)));
+    expect(err).toMatchObject({ type: 'unreachable', nonRetryable: false });
+    expect(err.message).toBe(`e-signature API unreachable: connect ECONNREFUSED ${new URL(url).host}`);
+  });
+
+  it('a name that does not resolve: the DNS failure is the reason', async () => {
+    const url = 'http://esign.nowhere.example/api';
+    const resolve = async (host: string) => {
+      throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+    };
+    const activities = createEsignActivities(config({ allowHttpHosts: ['esign.nowhere.example'], dispatcher: dispatcherFor([url], resolve) }));
+    const err = await rejection(activities.esignRequest(request(url)));
+    expect(err).toMatchObject({ type: 'unreachable', nonRetryable: false, message: 'e-signature API unreachable: getaddrinfo ENOTFOUND esign.nowhere.example' });
+  });
+
+  it('a cause that quotes the token has it cut out', async () => {
+    const url = 'http://esign.nowhere.example/api';
+    const token = 'quoted-by-the-cause-4e1f9a';
+    const resolve = async () => {
+      throw new Error(`resolver refused a request carrying Bearer ${token}`);
+    };
+    const activities = createEsignActivities(config({ allowHttpHosts: ['esign.nowhere.example'], dispatcher: dispatcherFor([url], resolve) }));
+    const err = await rejection(activities.esignRequest(request(url, token)));
+    expect(err.message).toBe('e-signature API unreachable: resolver refused a request carrying Bearer [redacted]');
   });
 });
