@@ -17,6 +17,8 @@ export interface EsignRequest {
   path: string;
   /** The delete call needs a token; the resource listing is served without one. */
   token_required: boolean;
+  /** Set by a retry of a run whose DELETE may have acted at the provider unanswered: a 404 means it did. */
+  earlier_outcome_unknown?: true;
 }
 
 export interface EsignConfig extends ProviderHttpConfig {
@@ -74,7 +76,14 @@ export function createEsignActivities(config: EsignConfig) {
       }
       const url = providerUrl(baseUrl, req.path);
       const credential = bearer ? { bearer, origin: baseUrl } : undefined;
-      return callProvider(config, { method: req.method, url, credential, secrets, provider: 'e-signature API' });
+      return callProvider(config, {
+        method: req.method,
+        url,
+        credential,
+        secrets,
+        provider: 'e-signature API',
+        earlierOutcomeUnknown: req.earlier_outcome_unknown,
+      });
     },
   };
 }

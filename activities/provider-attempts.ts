@@ -66,6 +66,11 @@ export class AttemptLedger {
     return this.current.outcome_unknown;
   }
 
+  /** An earlier execution of this call (the run a retry re-drives) may have acted at the provider unanswered. */
+  assumeEarlierOutcomeUnknown(): void {
+    this.current = { ...this.current, outcome_unknown: true };
+  }
+
   heartbeat(): void {
     this.context?.heartbeat(this.current);
   }

@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { type Dispatcher, fetch, Headers, type Response } from 'undici';
+import { withOutcomeUnknown } from '../workflows/runtime/provider-outcome';
 import { wellFormed } from '../workflows/runtime/storable-text';
 import { originOf, sameOrigin } from './origin';
 import { outboundUrlProblem } from './outbound';
@@ -30,6 +31,8 @@ export interface ProviderRequest {
   credential?: { bearer: string; origin: string };
   /** The call's other secrets (every value of the connection used): cut out of whatever the provider answers. */
   secrets?: readonly string[];
+  /** The run this call belongs to re-drives one whose call may have acted at the provider unanswered. */
+  earlierOutcomeUnknown?: boolean;
 }
 
 /** failure_type values for provider answers, so a failed run says what went wrong. */
@@ -96,7 +99,8 @@ async function readBody(res: Response): Promise<unknown> {
  * time-outs and network errors are retryable so Temporal's retry policy
  * backs off and tries again, until they have spent the call's budget
  * (provider-attempts.ts), when they become non-retryable. A DELETE answered
- * 404 after an earlier attempt whose outcome is unknown returns `already_absent`.
+ * 404 after an earlier attempt whose outcome is unknown returns `already_absent`; a failure
+ * after one is marked so (provider-outcome.ts), for a retry of the run to know.
  */
 export async function callProvider(config: ProviderHttpConfig, request: ProviderRequest): Promise<ProviderResponse> {
   const problem = outboundUrlProblem(request.url, config.allowHttpHosts);
@@ -110,9 +114,13 @@ export async function callProvider(config: ProviderHttpConfig, request: Provider
     );
   }
   const ledger = currentLedger();
+  if (request.earlierOutcomeUnknown) ledger.assumeEarlierOutcomeUnknown();
   const stopHeartbeat = heartbeatWhileWaiting();
   try {
     return await send(config, request, scrubber([request.credential?.bearer, ...(request.secrets ?? [])]), ledger);
+  } catch (err) {
+    // A run-level retry is a new execution, without these heartbeat details: the failure tells the workflow.
+    throw err instanceof ApplicationFailure && ledger.earlierOutcomeUnknown ? withOutcomeUnknown(err) : err;
   } finally {
     stopHeartbeat();
   }

@@ -1,10 +1,17 @@
+import { patched } from '@temporalio/workflow';
 import { z } from 'zod';
 import type { EsignActivities } from '../activities/esign';
 import { alreadyAbsentOutput, esignActivityOptions, esignApiRoot, esignApiToken, esignCallOutputs, esignConnection, esignPathId, withBaseUrlOrConnection } from './esign/api-root';
 import { ANY_STATE, defineWorkflow, failureFields } from './runtime/definition';
 import { providerActivities } from './runtime/provider-activities';
+import { providerOutcomeUnknown } from './runtime/provider-outcome';
 
 const esign = providerActivities<EsignActivities>(esignActivityOptions);
+
+const PATCH_CARRY_OUTCOME_UNKNOWN = 'esign-delete-carry-outcome-unknown';
+
+/** In the run's carry: some DELETE of an earlier execution may have acted at the provider unanswered. */
+const CARRY_OUTCOME_UNKNOWN = 'delete_outcome_unknown';
 
 const input = withBaseUrlOrConnection(
   z.strictObject({
@@ -64,16 +71,24 @@ export const deleteUserAuthorization = defineWorkflow({
     async execute(data, ctx) {
       const d = data as z.output<typeof input>;
       const path = `/v2.1/accounts/${encodeURIComponent(d.accountid)}/users/${encodeURIComponent(d.userid)}/authorization/${encodeURIComponent(d.authorizationid)}`;
-      const result = await esign.esignRequest({
-        base_url: d.base_url,
-        api_token: d.api_token,
-        connection_uuid: d.connection_uuid,
-        organization_uuid: ctx.organization_uuid,
-        method: 'DELETE',
-        path,
-        token_required: true,
-      });
-      return { patch: { ...result } };
+      try {
+        const result = await esign.esignRequest({
+          base_url: d.base_url,
+          api_token: d.api_token,
+          connection_uuid: d.connection_uuid,
+          organization_uuid: ctx.organization_uuid,
+          method: 'DELETE',
+          path,
+          token_required: true,
+          ...(ctx.carry[CARRY_OUTCOME_UNKNOWN] === true ? { earlier_outcome_unknown: true as const } : {}),
+        });
+        return { patch: { ...result } };
+      } catch (err) {
+        // Kept in the failed run's checkpoint, so that a retry's 404 completes already_absent too.
+        // Executions recorded before this carried nothing; asked only when there is something to keep.
+        if (providerOutcomeUnknown(err) && patched(PATCH_CARRY_OUTCOME_UNKNOWN)) ctx.carry[CARRY_OUTCOME_UNKNOWN] = true;
+        throw err;
+      }
     },
   },
 });

@@ -10,6 +10,8 @@ import type { AddressInfo } from 'node:net';
  *   flaky-*    500 once, then 204           down-*     503 every time
  *   hang-*     never answers                slow-*     204 after 1 s
  *   once401-*  401 once, then 204
+ *   lost<N>-*  deleted by the first call, whose answer is lost with those of the first N calls (they
+ *              never answer); later calls 404, as the provider answers for a deleted authorization
  *   echo401-*  401 whatever the token, quoting the Authorization header in its JSON message
  *   echotext401-*  401 whatever the token, a text body quoting it JSON-escaped with `\/` (as PHP writes)
  * GET /__calls lists every call received (tests assert counts on it); so does `calls`.
@@ -92,6 +94,12 @@ export async function startEsignDouble(
       const count = (seen.get(url.pathname) ?? 0) + 1;
       seen.set(url.pathname, count);
       const [behaviour] = authorizationId.split('-');
+      const lost = /^lost(\d+)$/.exec(behaviour);
+      if (lost) {
+        if (count > Number(lost[1])) return send(res, 404, notFound);
+        hanging.add(res);
+        return;
+      }
       switch (behaviour) {
         case 'ok':
           return send(res, 204);

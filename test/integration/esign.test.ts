@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { ESIGN_BODIES, ESIGN_RESOURCES, ESIGN_VALID_TOKEN } from '../doubles/esign-double';
 import { api, esignCalls, freshOrgToken, readStream, secretLeaks, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
+import { waitFor } from '../support/ports';
 
 /**
  * The two e-signature workflow types end to end: through the real HTTP API,
@@ -253,6 +254,63 @@ describe('esign.authorizations.delete-user-authorization', () => {
     expect(run.state_data.status_code).toBeUndefined();
     expect(await callsTo(doublePath)).toEqual([]);
     expect((await allCalls()).length).toBe(before);
+  });
+});
+
+describe('a retry of a DELETE whose outcome was lost (POST /api/workflows/{id}/retry)', () => {
+  const retry = (id: string) => api(`/api/workflows/${id}/retry`, { method: 'POST' });
+
+  /** The retried run's end: the projection shows attempt 2 once the retry has started. */
+  const retriedRun = (id: string) =>
+    waitFor(`run ${id} to end its retry`, async () => {
+      const res = await api(`/api/workflows/${id}`);
+      return res.body?.attempt === 2 && res.body.is_terminal ? res.body : undefined;
+    }, 45_000, 150);
+
+  it('every attempt timed out (the first one deleted it): FAILED timeout, and the retry answered 404 completes already_absent', async () => {
+    // lost4-…: the first DELETE deletes it, and no answer comes back to the 4 calls of the first execution.
+    const { input, doublePath } = deleteInput('lost4', ESIGN_VALID_TOKEN);
+    const id = await start(DELETE_TYPE, input);
+    const failed = await waitForTerminal(id);
+    expect(failed).toMatchObject({ status: 'FAILED', attempt: 1 });
+    expect(failed.state_data).toMatchObject({ failure_type: 'timeout' });
+    expect(await callsTo(doublePath)).toHaveLength(4);
+
+    expect((await retry(id)).status).toBe(200);
+    const run = await retriedRun(id);
+    expect(run.status).toBe('COMPLETED');
+    expect(run.state_data).toMatchObject({ status_code: 404, already_absent: true, response: NOT_FOUND });
+    expect(run.state_data).not.toHaveProperty('failure_type');
+    expect(await callsTo(doublePath)).toHaveLength(5);
+  });
+
+  it('cancelled while its DELETE was in flight: the retry answered 404 completes already_absent', async () => {
+    const { input, doublePath } = deleteInput('lost1', ESIGN_VALID_TOKEN);
+    const id = await start(DELETE_TYPE, input);
+    await waitFor('the provider call', async () => (await callsTo(doublePath)).length > 0 || undefined);
+    expect((await api(`/api/workflows/${id}/cancel`, { method: 'POST' })).status).toBe(202);
+    const cancelled = await waitForTerminal(id);
+    expect(cancelled).toMatchObject({ status: 'CANCELLED' });
+    expect(await callsTo(doublePath)).toHaveLength(1);
+
+    expect((await retry(id)).status).toBe(200);
+    const run = await retriedRun(id);
+    expect(run.status).toBe('COMPLETED');
+    expect(run.state_data).toMatchObject({ status_code: 404, already_absent: true });
+    expect(await callsTo(doublePath)).toHaveLength(2);
+  });
+
+  it('every earlier attempt answered (404): the retry answered 404 still fails not_found', async () => {
+    const { input, doublePath } = deleteInput('missing', ESIGN_VALID_TOKEN);
+    const id = await start(DELETE_TYPE, input);
+    expect((await waitForTerminal(id)).state_data).toMatchObject({ failure_type: 'not_found' });
+
+    expect((await retry(id)).status).toBe(200);
+    const run = await retriedRun(id);
+    expect(run.status).toBe('FAILED');
+    expect(run.state_data).toMatchObject({ failure_type: 'not_found', status_code: 404 });
+    expect(run.state_data).not.toHaveProperty('already_absent');
+    expect(await callsTo(doublePath)).toHaveLength(2);
   });
 });
 

@@ -174,6 +174,21 @@ describe('record workflow histories', () => {
     const cancelled = await record('esign-delete-cancelled', type, del('hang-1', ESIGN_VALID_TOKEN), undefined, cancelInCall);
     const checkpoint = ((cancelled as WorkflowFailedError).cause as { details?: unknown[] }).details?.[0] as FailedRunDetails;
     expect(checkpoint.checkpoint?.next).toEqual({ action: 'execute', delay_seconds: 0 });
+    expect(checkpoint.checkpoint?.carry).toEqual({ delete_outcome_unknown: true });
+  });
+
+  it('records a DELETE whose every answer was lost (failed timeout), then its retry answered 404 completing already_absent', async () => {
+    const type = 'esign.authorizations.delete-user-authorization';
+    const failed = await record('esign-delete-lost-failed', type, del('lost4-1', ESIGN_VALID_TOKEN));
+    const checkpoint = ((failed as WorkflowFailedError).cause as { details?: unknown[] }).details?.[0] as FailedRunDetails;
+    expect(checkpoint.checkpoint?.carry).toEqual({ delete_outcome_unknown: true });
+    const retried = await record(
+      'esign-delete-lost-failed@retried',
+      type,
+      { organization_uuid: org, initial_data: {}, resume: { reason: 'retry', ...checkpoint.checkpoint!, attempt: 2 } },
+      'wf_record_esign-delete-lost-failed',
+    );
+    expect(retried).toMatchObject({ status_code: 404, already_absent: true });
   });
 
   it('records the dbhost types: poll loops to finished, failed status, deadline, 401 then a retry, endpoints', async () => {

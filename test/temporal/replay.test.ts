@@ -16,7 +16,8 @@ import { testDataConverter } from '../support/temporal-test-env';
  * test/histories/current holds today's recordings, made on a worker wired as
  * the service wires one; each other directory under test/histories holds an
  * earlier generation's, made the same way and kept when a patch changed what
- * the code records (write-ahead: before the Dag's and dbhost wait's patches);
+ * the code records (write-ahead: before the Dag's and dbhost wait's patches;
+ * pre-outcome-carry: before the e-signature delete kept an unknown outcome for a retry);
  * test/histories itself those made before transitions were written ahead, on
  * a worker without the engine's interceptors.
  */

@@ -1,9 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApplicationFailure } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
 import { createEsignActivities, type EsignConfig, type EsignRequest } from '../../activities/esign';
 import { ESIGN_VALID_TOKEN, startEsignDouble } from '../doubles/esign-double';
 import { dispatcherFor } from '../support/outbound';
+import { providerOutcomeUnknown } from '../../workflows/runtime/provider-outcome';
 
 /**
  * The e-signature activity called directly (no Temporal) against the loopback
@@ -271,5 +272,36 @@ describe('esignRequest: a provider that cannot be reached says why', () => {
     const activities = createEsignActivities(config({ allowHttpHosts: ['esign.nowhere.example'], dispatcher: dispatcherFor([url], resolve) }));
     const err = await rejection(activities.esignRequest(request(url, token)));
     expect(err.message).toBe('e-signature API unreachable: resolver refused a request carrying Bearer [redacted]');
+  });
+});
+
+describe('esignRequest: an outcome lost in an earlier run', () => {
+  /** What the workflow reads of the activity's final failure. */
+  const unknownToWorkflow = (err: ApplicationFailure) =>
+    providerOutcomeUnknown(new ActivityFailure('activity failed', 'esignRequest', '1', RetryState.NON_RETRYABLE_FAILURE, 'identity', err));
+
+  it('a call that got no answer says so in its failure; one that got an answer does not', async () => {
+    const hang = await rejection(createEsignActivities(config({ timeoutMs: 300 })).esignRequest(deleteRequest('hang', ESIGN_VALID_TOKEN).req));
+    expect(hang.type).toBe('timeout');
+    expect(unknownToWorkflow(hang)).toBe(true);
+    const missing = await rejection(createEsignActivities(config()).esignRequest(deleteRequest('missing', ESIGN_VALID_TOKEN).req));
+    expect(missing.type).toBe('not_found');
+    expect(unknownToWorkflow(missing)).toBe(false);
+  });
+
+  it('a DELETE re-sent by a retry of such a run, answered 404, completes already_absent; without the mark it fails not_found', async () => {
+    const { req, path } = deleteRequest('missing', ESIGN_VALID_TOKEN);
+    const result = await createEsignActivities(config()).esignRequest({ ...req, earlier_outcome_unknown: true });
+    expect(result).toEqual({ status_code: 404, response: { errorCode: 'RESOURCE_NOT_FOUND', message: 'The URL provided does not resolve to a resource.' }, already_absent: true });
+    const err = await rejection(createEsignActivities(config()).esignRequest(req));
+    expect(err.type).toBe('not_found');
+    expect(await callsTo(path)).toHaveLength(2);
+  });
+
+  it('a retried run failing again still says so: the next retry must know too', async () => {
+    const { req } = deleteRequest('down', ESIGN_VALID_TOKEN);
+    const err = await rejection(createEsignActivities(config()).esignRequest({ ...req, earlier_outcome_unknown: true }));
+    expect(err.type).toBe('server_error');
+    expect(unknownToWorkflow(err)).toBe(true);
   });
 });
