@@ -4,7 +4,7 @@ import { and, eq } from 'drizzle-orm';
 import type { Database } from '../db/client';
 import { identityApps } from '../db/schema';
 import { revokeLoginSession } from '../src/identity/login-sessions';
-import { integrationOf } from '../src/identity/integration';
+import { integrationOf, type IntegrationUrls } from '../src/identity/integration';
 
 export interface ProvisionedApp {
   client_key: string;
@@ -15,7 +15,7 @@ export interface ProvisionedApp {
 }
 
 /** The identity.* workflow types' database work (the worker runs these). */
-export function createIdentityActivities(db: Database, loginUrl: string) {
+export function createIdentityActivities(db: Database, urls: IntegrationUrls) {
   return {
     /**
      * One app per provision_key (the run's id): an attempt retried after its insert committed (a
@@ -42,7 +42,7 @@ export function createIdentityActivities(db: Database, loginUrl: string) {
         client_uuid: app.clientUuid,
         name: app.name,
         redirect_uris: app.redirectUris,
-        integration: integrationOf(loginUrl, app.clientKey, app.redirectUris[0]),
+        integration: integrationOf(urls, app.clientKey, app.redirectUris[0]),
       };
     },
 

@@ -96,7 +96,7 @@ export function workerActivities(config: AppConfig, database: DatabaseHandle, co
       connections,
     }),
     ...createHookPlanCheckActivities({ allowHttpHosts: config.allowHttpHosts, outboundAllow: config.outboundAllow, publicApiUrl: config.publicApiUrl, store: hooks, connections }),
-    ...createIdentityActivities(database.db, config.identity.loginUrl),
+    ...createIdentityActivities(database.db, { loginUrl: config.identity.loginUrl, apiUrl: config.publicApiUrl }),
   };
 }
 

@@ -204,6 +204,7 @@ describe('an end user on the run API', () => {
       flow: 'authorization_code_pkce',
       sdk: { package: '@workflow-engine/browser-auth', install: expect.any(String), snippet: expect.stringContaining(run.state_data.client_key) },
     });
+    expect(run.state_data.integration.sdk.snippet).toContain(`identityApi: '${stackEnv.apiUrl}'`);
     for (const bad of ['http://app.example.test/cb', 'https://app.example.test/cb#x', 'javascript:alert(1)']) {
       const res = await api('/api/workflows/start', { body: { workflow_type: 'identity.app.provision', initial_data: { name: 'Bad', redirect_uris: [bad] } } });
       expect(res.status).toBe(422);

@@ -99,7 +99,7 @@ describe('record workflow histories', () => {
           store: hookStore,
           connections,
         }),
-        ...createIdentityActivities(database.db, 'http://127.0.0.1:3001'),
+        ...createIdentityActivities(database.db, { loginUrl: 'http://127.0.0.1:3001', apiUrl: 'http://127.0.0.1:3000' }),
       },
     });
     running = worker.run();

@@ -89,7 +89,7 @@ export class IdentityHarness {
   }
 
   provisionApp(organizationUuid: string, redirectUris: string[], name = 'app') {
-    return createIdentityActivities(this.db, this.loginUrl).provisionApp({ organization_uuid: organizationUuid, provision_key: randomUUID(), name, redirect_uris: redirectUris });
+    return createIdentityActivities(this.db, { loginUrl: this.loginUrl, apiUrl: this.apiUrl }).provisionApp({ organization_uuid: organizationUuid, provision_key: randomUUID(), name, redirect_uris: redirectUris });
   }
 
   async createEndUser(app: { client_uuid: string }, organizationUuid: string) {
