@@ -77,6 +77,8 @@ export interface IdentityConfig {
   loginSessionTtlS: number;
 }
 
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
 function parseIdentity(env: NodeJS.ProcessEnv, port: number): IdentityConfig {
   const loginPort = envInteger(env, 'LOGIN_PORT', port + 1);
   const loginUrl = (env.LOGIN_URL || `http://127.0.0.1:${loginPort}`).replace(/\/+$/, '');
@@ -88,6 +90,11 @@ function parseIdentity(env: NodeJS.ProcessEnv, port: number): IdentityConfig {
   }
   if (!['http:', 'https:'].includes(url.protocol) || url.search || url.hash) {
     throw new Error(`LOGIN_URL must be an http(s) URL without query or fragment, got "${loginUrl}"`);
+  }
+  // Passwords are typed there and its session cookie is Secure only on https: plain http is for a
+  // login host on this machine, as it is for redirect URIs.
+  if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) {
+    throw new Error(`LOGIN_URL must be https, or http on a loopback host (127.0.0.1, [::1], localhost), got "${loginUrl}"`);
   }
   const endUserTokenTtlS = envInteger(env, 'END_USER_TOKEN_TTL_S', 600);
   if (endUserTokenTtlS < 1) throw new Error('END_USER_TOKEN_TTL_S must be at least 1');

@@ -37,6 +37,15 @@ describe('login host configuration', () => {
     expect(() => loadConfig({ LOGIN_URL: 'login.example.com' })).toThrow(/LOGIN_URL/);
   });
 
+  it('refuses a LOGIN_URL over plain http off loopback, naming the rule', () => {
+    for (const bad of ['http://login.example.com', 'http://10.0.0.5:3001', 'http://127.0.0.1.nip.io:3001']) {
+      expect(() => loadConfig({ LOGIN_URL: bad })).toThrow('LOGIN_URL must be https, or http on a loopback host');
+    }
+    for (const loopback of ['http://127.0.0.1:3001', 'http://[::1]:3001', 'http://localhost:3001']) {
+      expect(loadConfig({ LOGIN_URL: loopback }).identity.loginUrl).toBe(loopback);
+    }
+  });
+
   it('refuses END_USER_TOKEN_TTL_S of 0', () => {
     expect(() => loadConfig({ END_USER_TOKEN_TTL_S: '0' })).toThrow(/END_USER_TOKEN_TTL_S/);
   });
