@@ -5,7 +5,7 @@ import { and, eq } from 'drizzle-orm';
 import { deriveKey, SecretBox } from '../../activities/secret-box';
 import type { DatabaseHandle } from '../../db/client';
 import { endUsers } from '../../db/schema';
-import { ApiError } from '../common/api-error';
+import { invalidToken } from '../auth/bearer-challenge';
 import { CONFIG, DATABASE, LOGGER, MASTER_KEY } from '../common/di';
 import { loggableError } from '../common/loggable-error';
 import type { AppConfig } from '../config';
@@ -87,7 +87,7 @@ export class AccountsService {
       .select()
       .from(endUsers)
       .where(and(eq(endUsers.endUserUuid, principal.user_id), eq(endUsers.organizationUuid, principal.organization_uuid)));
-    if (!user) throw new ApiError(401, 'unauthorized', 'the end user of this token no longer exists', null, { 'WWW-Authenticate': 'Bearer' });
+    if (!user) throw invalidToken('the end user of this token no longer exists');
     return user;
   }
 

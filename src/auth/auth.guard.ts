@@ -1,11 +1,9 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiError } from '../common/api-error';
+import { invalidToken, isBearerAttempt, missingToken } from './bearer-challenge';
 import { ALLOW_END_USERS, IS_PUBLIC, isEndUser, type Principal } from './principal';
 import { bearerToken, TokenResolver } from './token-resolver';
-
-const unauthorized = (message: string) =>
-  new ApiError(401, 'unauthorized', message, null, { 'WWW-Authenticate': 'Bearer' });
 
 /** The 403 an end-user token gets on a route for organization members. */
 export function requireOrgMember(principal: Principal): void {
@@ -33,11 +31,14 @@ export class AuthGuard implements CanActivate {
 
   /** The principal an Authorization header names; a 401 otherwise. */
   async authenticate(header: string | undefined): Promise<Principal> {
-    if (!header) throw unauthorized('missing bearer token');
+    if (!header) throw missingToken('missing bearer token');
     const token = bearerToken(header);
-    if (!token) throw unauthorized('malformed Authorization header: expected "Bearer <token>"');
+    if (!token) {
+      const message = 'malformed Authorization header: expected "Bearer <token>"';
+      throw isBearerAttempt(header) ? invalidToken(message) : missingToken(message);
+    }
     const verdict = await this.tokens.verdict(token);
-    if ('rejected' in verdict) throw unauthorized(verdict.rejected);
+    if ('rejected' in verdict) throw invalidToken(verdict.rejected);
     return verdict.principal;
   }
 }

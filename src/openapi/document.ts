@@ -84,7 +84,17 @@ const ok = (s: z.ZodType, status = '200', links?: Record<string, unknown>) => ({
 
 /** Every authenticated route may answer 401 and, past a rate limit (or the open-stream limit), 429 with Retry-After. */
 const authenticated = {
-  '401': { description: 'missing, unknown or revoked bearer token', content: errorContent },
+  '401': {
+    description: 'missing, unknown, revoked or expired bearer token',
+    headers: {
+      'WWW-Authenticate': {
+        required: true,
+        description: 'RFC 6750 §3: `Bearer` without a token; `Bearer error="invalid_token", error_description="…"` for a token sent and refused',
+        schema: { type: 'string' },
+      },
+    },
+    content: errorContent,
+  },
   '429': {
     description: 'rate limited',
     headers: { 'Retry-After': { required: true, description: 'seconds', schema: { type: 'string', pattern: '^[0-9]+$' } } },

@@ -2,6 +2,7 @@ import { type CanActivate, createParamDecorator, type ExecutionContext, Inject, 
 import type { Request } from 'express';
 import { AuthGuard, requireOrgMember } from '../auth/auth.guard';
 import type { Principal } from '../auth/principal';
+import { invalidToken, isBearerAttempt, missingToken } from '../auth/bearer-challenge';
 import { ApiError } from '../common/api-error';
 import { CONFIG, LOGGER } from '../common/di';
 import type { AppConfig } from '../config';
@@ -21,7 +22,6 @@ export interface CodecCaller {
 
 type CodecRequest = Request & { codecCaller?: CodecCaller; principal?: Principal };
 
-const unauthorized = (message: string) => new ApiError(401, 'unauthorized', message, null, { 'WWW-Authenticate': 'Bearer' });
 
 /**
  * The one place codec callers are authenticated, per TEMPORAL_CODEC_AUTH. A bearer org
@@ -68,20 +68,23 @@ export class CodecCallerGuard implements CanActivate {
   private fromLoopback(req: CodecRequest): CodecCaller {
     const origin = req.headers.origin;
     if (!isLoopbackAddress(req.socket.remoteAddress) || typeof origin !== 'string' || !this.origins.has(origin)) {
-      throw unauthorized('missing bearer token (TEMPORAL_CODEC_AUTH=loopback admits no token only from a loopback address with an Origin in TEMPORAL_UI_ORIGINS)');
+      throw missingToken('missing bearer token (TEMPORAL_CODEC_AUTH=loopback admits no token only from a loopback address with an Origin in TEMPORAL_UI_ORIGINS)');
     }
     return { via: 'loopback', subject: `temporal-ui ${origin}`, organization_uuid: null, operator: true };
   }
 
   private async fromJwt(header: string | undefined): Promise<CodecCaller> {
-    if (!header) throw unauthorized('missing bearer token (TEMPORAL_CODEC_AUTH=jwt: the Temporal UI must forward its access token)');
+    if (!header) throw missingToken('missing bearer token (TEMPORAL_CODEC_AUTH=jwt: the Temporal UI must forward its access token)');
     const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(header);
-    if (!match) throw unauthorized('malformed Authorization header: expected "Bearer <token>"');
+    if (!match) {
+      const message = 'malformed Authorization header: expected "Bearer <token>"';
+      throw isBearerAttempt(header) ? invalidToken(message) : missingToken(message);
+    }
     try {
       const claims = await this.jwt!.verify(match[1]);
       return { via: 'jwt', subject: String(claims.sub ?? 'unknown'), organization_uuid: null, operator: true };
     } catch (err) {
-      if (err instanceof CodecJwtRejected) throw unauthorized(err.message);
+      if (err instanceof CodecJwtRejected) throw invalidToken(err.message);
       this.log.warn({ err: { message: (err as Error).message } }, 'codec JWT keys unavailable');
       throw new ApiError(503, 'codec_auth_unavailable', "the OIDC issuer's signing keys could not be fetched", null);
     }

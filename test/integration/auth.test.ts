@@ -16,14 +16,17 @@ describe('org-member tokens', () => {
     expect(b.body.organization_uuid).toBe(stackEnv.orgB);
   });
 
+  // RFC 6750 §3.1: invalid_token when a bearer token was sent and refused; no error attribute when none was.
+  const refused = (message: string) => `Bearer error="invalid_token", error_description="${message}"`;
   it.each([
-    ['missing', undefined, 'missing bearer token'],
-    ['malformed', 'Token abc', 'malformed Authorization header'],
-    ['unknown', 'Bearer wes_thisTokenWasNeverIssued000000000000000000', 'unknown or revoked token'],
-  ])('a %s token is a 401 with the error body', async (_, header, message) => {
+    ['missing', undefined, 'missing bearer token', 'Bearer'],
+    ['malformed', 'Token abc', 'malformed Authorization header', 'Bearer'],
+    ['malformed bearer', 'Bearer not a token', 'malformed Authorization header', refused('malformed Authorization header: expected Bearer <token>')],
+    ['unknown', 'Bearer wes_thisTokenWasNeverIssued000000000000000000', 'unknown or revoked token', refused('unknown or revoked token')],
+  ])('a %s token is a 401 with the error body', async (_, header, message, challenge) => {
     const res = await api('/api/auth/me', { token: null, headers: header ? { authorization: header } : {} });
     expect(res.status).toBe(401);
-    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    expect(res.headers.get('www-authenticate')).toBe(challenge);
     expect(res.body.error).toEqual({ code: 'unauthorized', message: expect.stringContaining(message), details: null });
   });
 

@@ -295,6 +295,19 @@ describe('end-user tokens on the API', () => {
     await expectRefused(await forged({ exp: Math.floor(Date.now() / 1000) - 120 }));
   });
 
+  it('answers a refused token with error="invalid_token" in its challenge, and a request without one with none (RFC 6750 §3.1)', async () => {
+    const challenge = async (authorization?: string) => {
+      const res = await fetch(`${h.apiUrl}/api/auth/me`, { headers: authorization ? { authorization } : {} });
+      expect(res.status).toBe(401);
+      return res.headers.get('www-authenticate');
+    };
+    const expired = await forged({ exp: Math.floor(Date.now() / 1000) - 120 });
+    expect(await challenge(`Bearer ${expired}`)).toMatch(/^Bearer error="invalid_token", error_description="end-user token rejected: [^"]+"$/);
+    expect(await challenge('Bearer wes_neverIssued')).toBe('Bearer error="invalid_token", error_description="unknown or revoked token"');
+    expect(await challenge(undefined)).toBe('Bearer');
+    expect(await challenge('Basic dXNlcjpwYXNz')).toBe('Bearer');
+  });
+
   it('refuses an ID token used as an access token', async () => {
     const { code, pkce } = await h.code(app.client_key, REDIRECT, session.cookie);
     const res = await exchange(code, pkce.verifier);
