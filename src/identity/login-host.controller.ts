@@ -62,6 +62,11 @@ export class LoginHostController {
       scopes_supported: ['openid', 'email'],
       claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'email', 'email_verified'],
       authorization_response_iss_parameter_supported: true,
+      // request_uri_parameter_supported defaults to true (OIDC Discovery §3). /authorize refuses request
+      // and request_uri, and ignores claims: claims not returned are no error (OIDC Core §5.5.1).
+      request_parameter_supported: false,
+      request_uri_parameter_supported: false,
+      claims_parameter_supported: false,
     };
   }
 
@@ -92,9 +97,22 @@ export class LoginHostController {
       return back({ error: 'invalid_request', error_description: `state and nonce are at most ${MAX_ECHOED_LENGTH} characters` });
     }
 
+    // OIDC Core §6: a request object would carry parameters that override these; refused, never ignored.
+    if (q.request !== undefined) return back({ error: 'request_not_supported', error_description: 'request objects are not supported: send the parameters in the query' });
+    if (q.request_uri !== undefined) return back({ error: 'request_uri_not_supported', error_description: 'request_uri is not supported: send the parameters in the query' });
     const responseType = param(q, 'response_type');
-    if (responseType !== undefined && responseType !== 'code') {
+    if (responseType === undefined) return back({ error: 'invalid_request', error_description: 'response_type is required (code)' });
+    if (responseType !== 'code') {
       return back({ error: 'unsupported_response_type', error_description: 'only response_type=code is supported' });
+    }
+    // The app expects its answer where it asked for it; delivering it in the query instead would be silently wrong.
+    const responseMode = q.response_mode;
+    if (responseMode !== undefined && responseMode !== 'query') {
+      return back({ error: 'invalid_request', error_description: 'response_mode: only query is supported' });
+    }
+    // An OpenID provider only: without openid there is no ID token to ask for (OIDC Core §3.1.2.1).
+    if (!(param(q, 'scope') ?? '').split(' ').includes('openid')) {
+      return back({ error: 'invalid_scope', error_description: 'scope must include openid' });
     }
     const challenge = param(q, 'code_challenge');
     if (param(q, 'code_challenge_method') !== 'S256' || !challenge || !S256_CHALLENGE.test(challenge)) {

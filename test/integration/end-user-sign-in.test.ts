@@ -218,7 +218,7 @@ describe('an end user on the run API', () => {
       (await api('/api/workflows/start', { body: { workflow_type: 'identity.app.configure-client', initial_data: { client_key: app.client_key, add_redirect_uris: [added] } } })).body.workflow_id,
     );
     expect(run.state_data.redirect_uris).toEqual([app.redirect_uri, added]);
-    const authorize = await fetch(`${loginUrl()}/authorize?${new URLSearchParams({ client_id: app.client_key, redirect_uri: added, prompt: 'none', state: 's', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' })}`, { redirect: 'manual' });
+    const authorize = await fetch(`${loginUrl()}/authorize?${new URLSearchParams({ client_id: app.client_key, redirect_uri: added, response_type: 'code', scope: 'openid', prompt: 'none', state: 's', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' })}`, { redirect: 'manual' });
     expect(authorize.status).toBe(302);
     expect(new URL(authorize.headers.get('location')!).searchParams.get('error')).toBe('login_required');
 

@@ -120,9 +120,16 @@ describe('code exchange', () => {
   });
 });
 
+/** What a conforming app sends to /authorize; an override of undefined leaves that parameter out. */
+const authorizeQuery = (overrides: Record<string, string | undefined>) =>
+  Object.fromEntries(
+    Object.entries({ client_id: app.client_key, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 's', code_challenge: newPkce().challenge, code_challenge_method: 'S256', ...overrides }).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined,
+    ),
+  );
+
 describe('/authorize', () => {
-  const authorize = (overrides: Record<string, string>, cookie = session.cookie) =>
-    h.authorize({ client_id: app.client_key, redirect_uri: REDIRECT, state: 's', code_challenge: newPkce().challenge, code_challenge_method: 'S256', ...overrides }, cookie);
+  const authorize = (overrides: Record<string, string | undefined>, cookie = session.cookie) => h.authorize(authorizeQuery(overrides), cookie);
 
   const expectErrorPage = (res: { status: number; location: string | null; body: string; headers: Headers }) => {
     expect(res.status).toBe(400);
@@ -170,7 +177,7 @@ describe('/authorize', () => {
   });
 
   it('answers invalid_request for a missing code_challenge, with no code', async () => {
-    const res = await h.authorize({ client_id: app.client_key, redirect_uri: REDIRECT, state: 's' }, session.cookie);
+    const res = await authorize({ code_challenge: undefined, code_challenge_method: undefined });
     expect(res.status).toBe(302);
     const params = new URL(res.location!).searchParams;
     expect(params.get('error')).toBe('invalid_request');
@@ -186,9 +193,38 @@ describe('/authorize', () => {
   });
 
   it('does not use a session of another app: sends the browser to sign in', async () => {
-    const res = await h.authorize({ client_id: otherApp.client_key, redirect_uri: REDIRECT, code_challenge: newPkce().challenge, code_challenge_method: 'S256' }, session.cookie);
+    const res = await authorize({ client_id: otherApp.client_key });
     expect(res.status).toBe(302);
     expect(new URL(res.location!).pathname).toBe('/sign-in');
+  });
+
+  it('refuses what it does not support to the redirect_uri, with state and iss and no code', async () => {
+    const cases: Array<[Record<string, string | undefined>, string]> = [
+      [{ response_type: undefined }, 'invalid_request'],
+      [{ response_type: 'token' }, 'unsupported_response_type'],
+      [{ response_type: 'code id_token' }, 'unsupported_response_type'],
+      [{ scope: undefined }, 'invalid_scope'],
+      [{ scope: 'profile' }, 'invalid_scope'],
+      [{ scope: 'openidx email' }, 'invalid_scope'],
+      [{ response_mode: 'fragment' }, 'invalid_request'],
+      [{ response_mode: 'form_post' }, 'invalid_request'],
+      [{ request: 'eyJhbGciOiJub25lIn0.eyJzY29wZSI6Im9wZW5pZCJ9.' }, 'request_not_supported'],
+      [{ request_uri: 'https://evil.example.test/request.jwt' }, 'request_uri_not_supported'],
+    ];
+    for (const [params, error] of cases) {
+      const res = await authorize(params);
+      expect([params, res.status]).toEqual([params, 302]);
+      const location = new URL(res.location!);
+      expect([params, `${location.origin}${location.pathname}`]).toEqual([params, REDIRECT]);
+      expect([params, Object.fromEntries(location.searchParams)]).toEqual([params, { error, error_description: expect.any(String), state: 's', iss: h.loginUrl }]);
+    }
+  });
+
+  it('issues a code for openid among other scope values, response_mode=query, and a claims request it ignores', async () => {
+    for (const params of [{ scope: 'email openid' }, { response_mode: 'query' }, { claims: '{"id_token":{"acr":{"essential":true}}}' }]) {
+      const res = await authorize(params);
+      expect([params, new URL(res.location!).searchParams.get('code')]).toEqual([params, expect.any(String)]);
+    }
   });
 
   it('sets nothing from a forged cookie: sends the browser to sign in', async () => {
@@ -198,8 +234,7 @@ describe('/authorize', () => {
 });
 
 describe('prompt, max_age and auth_time (OIDC Core 3.1.2.1)', () => {
-  const authorize = (overrides: Record<string, string>, cookie: string) =>
-    h.authorize({ client_id: app.client_key, redirect_uri: REDIRECT, state: 's', code_challenge: newPkce().challenge, code_challenge_method: 'S256', ...overrides }, cookie);
+  const authorize = (overrides: Record<string, string>, cookie: string) => h.authorize(authorizeQuery(overrides), cookie);
   const answered = (res: { location: string | null }) => new URL(res.location!);
 
   /** A live session whose sign-in happened `secondsAgo`. */
@@ -321,10 +356,7 @@ describe('end-user tokens on the API', () => {
     expect((await h.api('/api/auth/me', token)).status).toBe(200);
     await revokeLoginSession(h.db, { organization_uuid: org.organization_uuid, sid: own.sid });
     await expectRefused(token);
-    const silent = await h.authorize(
-      { client_id: app.client_key, redirect_uri: REDIRECT, state: 'q', prompt: 'none', code_challenge: newPkce().challenge, code_challenge_method: 'S256' },
-      own.cookie,
-    );
+    const silent = await h.authorize(authorizeQuery({ state: 'q', prompt: 'none' }), own.cookie);
     expect(new URL(silent.location!).searchParams.get('error')).toBe('login_required');
   });
 

@@ -34,6 +34,12 @@ describe('the login host', () => {
       subject_types_supported: ['public'],
       token_endpoint_auth_methods_supported: ['none'],
       authorization_response_iss_parameter_supported: true,
+      response_modes_supported: ['query'],
+      scopes_supported: expect.arrayContaining(['openid']),
+      // request_uri_parameter_supported would default to true (OIDC Discovery §3).
+      request_parameter_supported: false,
+      request_uri_parameter_supported: false,
+      claims_parameter_supported: false,
     });
   });
 
@@ -91,13 +97,15 @@ describe('the login host', () => {
 
   it('without a session sends the browser to the hosted sign-in page with the same parameters', async () => {
     const pkce = newPkce();
-    const res = await h.authorize({ client_id: app.client_key, redirect_uri: REDIRECT, state: 's', code_challenge: pkce.challenge, code_challenge_method: 'S256' });
+    const res = await h.authorize({ client_id: app.client_key, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 's', code_challenge: pkce.challenge, code_challenge_method: 'S256' });
     expect(res.status).toBe(302);
     const location = new URL(res.location!);
     expect(`${location.origin}${location.pathname}`).toBe(`${h.loginUrl}/sign-in`);
     expect(Object.fromEntries(location.searchParams)).toEqual({
       client_key: app.client_key,
       redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid',
       state: 's',
       code_challenge: pkce.challenge,
       code_challenge_method: 'S256',
@@ -105,7 +113,7 @@ describe('the login host', () => {
   });
 
   it('with prompt=none and no session answers login_required with state and iss, no page', async () => {
-    const res = await h.authorize({ client_key: app.client_key, redirect_uri: REDIRECT, state: 's2', prompt: 'none', code_challenge: newPkce().challenge, code_challenge_method: 'S256' });
+    const res = await h.authorize({ client_key: app.client_key, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 's2', prompt: 'none', code_challenge: newPkce().challenge, code_challenge_method: 'S256' });
     expect(res.status).toBe(302);
     const location = new URL(res.location!);
     expect(Object.fromEntries(location.searchParams)).toEqual({ error: 'login_required', state: 's2', iss: h.loginUrl });
