@@ -65,27 +65,25 @@ export interface Redemption {
 }
 
 const invalidGrant = (why: string) => new OAuthError('invalid_grant', why);
+/** Issued codes are 43 characters; anything much longer is no code and not worth hashing. */
+const MAX_CODE_LENGTH = 200;
 
 /**
- * Exchanges a code for tokens once. A second exchange is refused and revokes what the first
- * issued (RFC 6749 §4.1.2): a replayed code means it leaked.
+ * Exchanges a code for tokens once. Every refusal is an OAuthError, and whoever answers it burns
+ * the code (burnCode): a code gets one attempt, whatever its outcome.
  */
 export async function redeemCode(db: Database, tokens: EndUserTokens, r: Redemption) {
   if (!CODE_VERIFIER.test(r.code_verifier)) {
     throw new OAuthError('invalid_request', 'code_verifier must be 43-128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636)');
   }
-  if (r.code.length > 200) throw invalidGrant('unknown, expired or already used code');
+  if (r.code.length > MAX_CODE_LENGTH) throw invalidGrant('unknown, expired or already used code');
   const [row] = await db
     .select({ code: authorizationCodes, app: identityApps })
     .from(authorizationCodes)
     .innerJoin(identityApps, eq(identityApps.clientUuid, authorizationCodes.clientUuid))
     .where(eq(authorizationCodes.codeHash, hashCode(r.code)));
-  if (!row) throw invalidGrant('unknown, expired or already used code');
+  if (!row || row.code.redeemedAt) throw invalidGrant('unknown, expired or already used code');
   const { code, app } = row;
-  if (code.redeemedAt) {
-    await revokeIssued(db, code.issuedJtis, new Date(code.expiresAt.getTime() + tokens.ttlSeconds * 1000));
-    throw invalidGrant('unknown, expired or already used code');
-  }
   if (code.expiresAt.getTime() <= Date.now()) throw invalidGrant('unknown, expired or already used code');
   if (r.client_key !== undefined && r.client_key !== app.clientKey) throw invalidGrant('the code was issued to another client');
   if (r.redirect_uri !== undefined && r.redirect_uri !== code.redirectUri) {
@@ -116,6 +114,24 @@ export async function redeemCode(db: Database, tokens: EndUserTokens, r: Redempt
     nonce: code.nonce,
     jti,
   });
+}
+
+/**
+ * What a refused token request does to the code it names. An unused code is used up, so that
+ * nobody can try code_verifiers, redirect URIs or clients against it until one fits; a code
+ * already redeemed revokes the tokens it issued (RFC 6749 §4.1.2: presented again, it has leaked).
+ */
+export async function burnCode(db: Database, tokenTtlSeconds: number, presented: string): Promise<void> {
+  if (presented.length > MAX_CODE_LENGTH) return;
+  const codeHash = hashCode(presented);
+  const used = await db
+    .update(authorizationCodes)
+    .set({ redeemedAt: new Date() })
+    .where(and(eq(authorizationCodes.codeHash, codeHash), isNull(authorizationCodes.redeemedAt)))
+    .returning({ codeHash: authorizationCodes.codeHash });
+  if (used.length) return;
+  const [code] = await db.select().from(authorizationCodes).where(eq(authorizationCodes.codeHash, codeHash));
+  if (code) await revokeIssued(db, code.issuedJtis, new Date(code.expiresAt.getTime() + tokenTtlSeconds * 1000));
 }
 
 /** Kept until the tokens would have expired anyway: they were issued before the code expired. */

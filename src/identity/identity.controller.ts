@@ -7,7 +7,7 @@ import { DATABASE, IDENTITY } from '../common/di';
 import { canonicalUuid } from '../common/uuid';
 import type { DatabaseHandle } from '../../db/client';
 import { appsOf, appView } from './apps';
-import { OAuthError, redeemCode } from './authorization-codes';
+import { burnCode, OAuthError, redeemCode } from './authorization-codes';
 import type { Identity } from './identity';
 
 const field = (body: unknown, name: string) => {
@@ -30,16 +30,14 @@ export class IdentityController {
   async token(@Body() body: unknown, @Res({ passthrough: true }) res: Response) {
     res.setHeader('Cache-Control', 'no-store');
     const code = field(body, 'code');
-    const verifier = field(body, 'code_verifier');
-    if (!code || !verifier) {
-      res.status(400);
-      return new OAuthError('invalid_request', 'code and code_verifier are required strings').body;
-    }
     try {
+      const verifier = field(body, 'code_verifier');
+      if (!code || !verifier) throw new OAuthError('invalid_request', 'code and code_verifier are required strings');
       const issued = await redeemCode(this.database.db, this.identity.tokens, { code, code_verifier: verifier });
       return { token: issued.access_token, token_type: 'Bearer', expires_in: issued.expires_in, id_token: issued.id_token };
     } catch (err) {
       if (!(err instanceof OAuthError)) throw err;
+      if (code) await burnCode(this.database.db, this.identity.tokens.ttlSeconds, code);
       res.status(400);
       return err.body;
     }

@@ -6,12 +6,15 @@ import { CONFIG, DATABASE, IDENTITY } from '../common/di';
 import type { AppConfig } from '../config';
 import type { DatabaseHandle } from '../../db/client';
 import { appByClientKey, isRegisteredRedirect } from './apps';
-import { issueCode, OAuthError, pruneCodes, redeemCode, S256_CHALLENGE } from './authorization-codes';
+import { burnCode, issueCode, OAuthError, pruneCodes, redeemCode, S256_CHALLENGE } from './authorization-codes';
 import type { Identity } from './identity';
 import { currentLoginSession, LoginSessionCookie } from './login-sessions';
 
 /** What state and nonce may hold: they come back in the redirect and the ID token. */
 const MAX_ECHOED_LENGTH = 512;
+
+/** How a confidential client would authenticate in the body (RFC 6749 §2.3.1, RFC 7523 §2.2). */
+const CLIENT_CREDENTIALS = ['client_secret', 'client_assertion', 'client_assertion_type'];
 
 /** A single-valued query or form parameter; a repeated one is as good as absent (RFC 6749 §3.1). */
 const param = (source: unknown, name: string): string | undefined => {
@@ -152,20 +155,28 @@ export class LoginHostController {
   /** RFC 6749 §4.1.3 over application/x-www-form-urlencoded, so that ordinary OIDC clients work unchanged. */
   @Post('token')
   @HttpCode(200)
-  async token(@Body() body: unknown, @Res({ passthrough: true }) res: Response) {
+  async token(@Req() req: Request, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Pragma', 'no-cache');
+    const authorization = req.headers.authorization;
+    const code = param(body, 'code');
     try {
+      // Every client is public (token_endpoint_auth_methods_supported: none): a secret it sends was made up, and a
+      // client that believes it has one is misconfigured, so it is told rather than let through.
+      if (authorization !== undefined || CLIENT_CREDENTIALS.some((name) => (body as Record<string, unknown> | undefined)?.[name] !== undefined)) {
+        throw new OAuthError('invalid_client', 'clients of this login host are public: send client_id in the body, with no Authorization header, client_secret or client_assertion');
+      }
       const grantType = param(body, 'grant_type');
       if (grantType !== 'authorization_code') {
         throw grantType === undefined
           ? new OAuthError('invalid_request', 'grant_type is required')
           : new OAuthError('unsupported_grant_type', 'only grant_type=authorization_code is supported');
       }
-      const [code, verifier, clientId, redirectUri] = ['code', 'code_verifier', 'client_id', 'redirect_uri'].map((n) => param(body, n));
+      const [verifier, clientId, redirectUri] = ['code_verifier', 'client_id', 'redirect_uri'].map((n) => param(body, n));
       if (!code || !verifier || !clientId || !redirectUri) {
         throw new OAuthError('invalid_request', 'code, code_verifier, client_id and redirect_uri are required');
       }
+      if (!(await appByClientKey(this.database.db, clientId))) throw new OAuthError('invalid_client', 'client_id names no app registered here');
       const issued = await redeemCode(this.database.db, this.identity.tokens, {
         code,
         code_verifier: verifier,
@@ -175,7 +186,14 @@ export class LoginHostController {
       return { access_token: issued.access_token, token_type: 'Bearer', expires_in: issued.expires_in, id_token: issued.id_token };
     } catch (err) {
       if (!(err instanceof OAuthError)) throw err;
-      res.status(400);
+      if (code) await burnCode(this.database.db, this.identity.tokens.ttlSeconds, code);
+      // RFC 6749 §5.2: a client that authenticated with the Authorization header gets 401 and a challenge in its scheme.
+      if (err.error === 'invalid_client' && authorization !== undefined) {
+        const scheme = /^[A-Za-z][A-Za-z0-9-]{0,31}(?=\s|$)/.exec(authorization)?.[0] ?? 'Basic';
+        res.status(401).setHeader('WWW-Authenticate', `${scheme} realm="${this.loginUrl}"`);
+      } else {
+        res.status(400);
+      }
       return err.body;
     }
   }

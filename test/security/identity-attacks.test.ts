@@ -66,11 +66,23 @@ const expectNothingIssued = (res: { status: number; body: any }, error = 'invali
   expect(res.body).toEqual({ error, error_description: expect.any(String) });
 };
 
+/** After a refused attempt, the right request for the same code is refused too: the attempt used it up. */
+async function expectUsedUp(code: string, verifier: string) {
+  expect((await codeRow(code)).redeemedAt).not.toBeNull();
+  expectNothingIssued(await exchange(code, verifier));
+}
+
 describe('code exchange', () => {
-  it('refuses a wrong code_verifier, and the code is not redeemed', async () => {
-    const { code } = await h.code(app.client_key, REDIRECT, session.cookie);
+  it('refuses a wrong code_verifier, and the code is used up: no second guess', async () => {
+    const { code, pkce } = await h.code(app.client_key, REDIRECT, session.cookie);
     expectNothingIssued(await exchange(code, newPkce().verifier));
-    expect((await codeRow(code)).redeemedAt).toBeNull();
+    await expectUsedUp(code, pkce.verifier);
+  });
+
+  it('uses the code up at the JSON endpoint too', async () => {
+    const { code, pkce } = await h.code(app.client_key, REDIRECT, session.cookie);
+    expectNothingIssued(await h.jsonToken({ code, code_verifier: newPkce().verifier }));
+    expectNothingIssued(await h.jsonToken({ code, code_verifier: pkce.verifier }));
   });
 
   it('refuses a code_verifier outside RFC 7636 (too short)', async () => {
@@ -95,16 +107,48 @@ describe('code exchange', () => {
     await expectRefused(first.body.token);
   });
 
-  it('refuses a code redeemed for another app', async () => {
+  it('refuses a code redeemed for another app, and the code is used up', async () => {
     const { code, pkce } = await h.code(app.client_key, REDIRECT, session.cookie);
     expectNothingIssued(await exchange(code, pkce.verifier, { client_id: otherApp.client_key }));
-    expect((await codeRow(code)).redeemedAt).toBeNull();
+    await expectUsedUp(code, pkce.verifier);
   });
 
-  it('refuses a code redeemed with another redirect_uri', async () => {
+  it('refuses a code redeemed with another redirect_uri, and the code is used up', async () => {
     const { code, pkce } = await h.code(app.client_key, REDIRECT, session.cookie);
     expectNothingIssued(await exchange(code, pkce.verifier, { redirect_uri: OTHER_REDIRECT }));
-    expect((await codeRow(code)).redeemedAt).toBeNull();
+    await expectUsedUp(code, pkce.verifier);
+  });
+
+  it('answers invalid_client for a client_id that names no app (RFC 6749 §5.2), and the code is used up', async () => {
+    const { code, pkce } = await h.code(app.client_key, REDIRECT, session.cookie);
+    expectNothingIssued(await exchange(code, pkce.verifier, { client_id: 'ck_nosuchappnosuchappnosuch' }), 'invalid_client');
+    await expectUsedUp(code, pkce.verifier);
+  });
+
+  it('refuses client authentication a public client cannot have: Basic is a 401 with a Basic challenge, a secret in the body a 400', async () => {
+    const { code, pkce } = await h.code(app.client_key, REDIRECT, session.cookie);
+    const fields = { grant_type: 'authorization_code', client_id: app.client_key, code, redirect_uri: REDIRECT, code_verifier: pkce.verifier };
+    const basic = await fetch(`${h.loginUrl}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${app.client_key}:made-up`).toString('base64')}` },
+      body: new URLSearchParams(fields),
+    });
+    expect(basic.status).toBe(401);
+    expect(basic.headers.get('www-authenticate')).toBe(`Basic realm="${h.loginUrl}"`);
+    expect(await basic.json()).toEqual({ error: 'invalid_client', error_description: expect.any(String) });
+    await expectUsedUp(code, pkce.verifier);
+
+    const again = await h.code(app.client_key, REDIRECT, session.cookie);
+    expectNothingIssued(await exchange(again.code, again.pkce.verifier, { client_secret: 'made-up' }), 'invalid_client');
+    await expectUsedUp(again.code, again.pkce.verifier);
+  });
+
+  it('revokes what a code issued when it is presented again, however the request is wrong (RFC 6749 §4.1.2)', async () => {
+    const { code, pkce } = await h.code(app.client_key, REDIRECT, session.cookie);
+    const first = await h.jsonToken({ code, code_verifier: pkce.verifier });
+    expect(first.status).toBe(200);
+    expectNothingIssued(await h.jsonToken({ code }), 'invalid_request');
+    await expectRefused(first.body.token);
   });
 
   it('refuses an expired code', async () => {
