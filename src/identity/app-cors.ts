@@ -49,7 +49,9 @@ export class AppOrigins {
  * login host (OIDC libraries fetch discovery, the JWKS and the token endpoint from the app's page):
  * a request whose Origin is that of a registered redirect URI may read the answer and send
  * Authorization (bearer tokens, never cookies: no credentials mode). Preflights from those origins
- * are answered here; anything else passes through without CORS headers.
+ * are answered here; anything else passes through without CORS headers. This admits every app's
+ * origin, since a preflight names no client: the token endpoints hold each code to its own app's
+ * origins (redeemCode), so one app's page cannot redeem another's codes.
  */
 export function appCors(origins: AppOrigins, skip: (path: string) => boolean = () => false) {
   return async (req: Request, res: Response, next: NextFunction) => {

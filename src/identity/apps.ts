@@ -17,6 +17,13 @@ export async function appsOf(db: Database, organizationUuid: string): Promise<Id
 /** Exact string equality with a registered URI: no prefix, wildcard, case or trailing-slash leniency. */
 export const isRegisteredRedirect = (app: IdentityApp, redirectUri: string) => app.redirectUris.includes(redirectUri);
 
+/**
+ * Whether a browser request's Origin is that of one of the app's redirect URIs: where its pages
+ * run. CORS admits the origins of every app (a preflight names no client); a token request is
+ * held to its own app's.
+ */
+export const isAppOrigin = (app: IdentityApp, origin: string) => app.redirectUris.some((uri) => new URL(uri).origin === origin);
+
 export const appView = (app: IdentityApp) => ({
   client_key: app.clientKey,
   client_uuid: app.clientUuid,

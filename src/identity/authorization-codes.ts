@@ -4,6 +4,7 @@ import type { Database } from '../../db/client';
 import { authorizationCodes, endUsers, identityApps, revokedTokens } from '../../db/schema';
 import type { EndUserTokens } from './end-user-tokens';
 import { newJti } from './end-user-tokens';
+import { isAppOrigin } from './apps';
 import { liveSession } from './login-sessions';
 
 const CODE_TTL_MS = 60_000;
@@ -62,6 +63,8 @@ export interface Redemption {
   /** The form endpoint's client_id and redirect_uri, which must match the code's (RFC 6749 §4.1.3). */
   client_key?: string;
   redirect_uri?: string;
+  /** The Origin a browser sent: a page of another app must not redeem this app's codes. */
+  origin?: string;
 }
 
 const invalidGrant = (why: string) => new OAuthError('invalid_grant', why);
@@ -86,6 +89,9 @@ export async function redeemCode(db: Database, tokens: EndUserTokens, r: Redempt
   const { code, app } = row;
   if (code.expiresAt.getTime() <= Date.now()) throw invalidGrant('unknown, expired or already used code');
   if (r.client_key !== undefined && r.client_key !== app.clientKey) throw invalidGrant('the code was issued to another client');
+  if (r.origin !== undefined && !isAppOrigin(app, r.origin)) {
+    throw new OAuthError('invalid_client', "the request's Origin is not that of a redirect URI registered for the code's app");
+  }
   if (r.redirect_uri !== undefined && r.redirect_uri !== code.redirectUri) {
     throw invalidGrant('redirect_uri differs from the one the code was issued for');
   }

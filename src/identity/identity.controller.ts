@@ -1,5 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Res } from '@nestjs/common';
-import type { Response } from 'express';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import { AccountsService } from '../accounts/accounts.service';
 import { CurrentPrincipal, Public, type Principal } from '../auth/principal';
 import { notFound } from '../common/api-error';
@@ -27,13 +27,13 @@ export class IdentityController {
   @Post('auth/end-user/token')
   @Public()
   @HttpCode(200)
-  async token(@Body() body: unknown, @Res({ passthrough: true }) res: Response) {
+  async token(@Req() req: Request, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
     res.setHeader('Cache-Control', 'no-store');
     const code = field(body, 'code');
     try {
       const verifier = field(body, 'code_verifier');
       if (!code || !verifier) throw new OAuthError('invalid_request', 'code and code_verifier are required strings');
-      const issued = await redeemCode(this.database.db, this.identity.tokens, { code, code_verifier: verifier });
+      const issued = await redeemCode(this.database.db, this.identity.tokens, { code, code_verifier: verifier, origin: req.headers.origin });
       return { token: issued.access_token, token_type: 'Bearer', expires_in: issued.expires_in, id_token: issued.id_token };
     } catch (err) {
       if (!(err instanceof OAuthError)) throw err;

@@ -182,6 +182,7 @@ export class LoginHostController {
         code_verifier: verifier,
         client_key: clientId,
         redirect_uri: redirectUri,
+        origin: req.headers.origin,
       });
       return { access_token: issued.access_token, token_type: 'Bearer', expires_in: issued.expires_in, id_token: issued.id_token };
     } catch (err) {

@@ -438,7 +438,11 @@ function identityPaths() {
         },
         responses: {
           ...ok(z.object({ token: z.string(), token_type: z.literal('Bearer'), expires_in: z.number().int(), id_token: z.string() })),
-          '400': { description: 'RFC 6749 error: invalid_request, invalid_grant', content: json(oauthError) },
+          '400': {
+            description:
+              "RFC 6749 error: invalid_request, invalid_grant, or invalid_client when a browser's Origin is not that of one of the code's app's redirect URIs; a refused request uses the code up",
+            content: json(oauthError),
+          },
           ...errors(413, 422),
         },
       },

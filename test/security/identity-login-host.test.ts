@@ -152,6 +152,35 @@ describe('the login host', () => {
     const page = await fetch(`${h.loginUrl}/authorize?client_id=${app.client_key}`, { headers: { origin: 'https://app.example.test' }, redirect: 'manual' });
     expect(page.headers.get('access-control-allow-origin')).toBeNull();
   });
+
+  it("refuses a code of one app redeemed from another app's page, at both token endpoints, and uses the code up", async () => {
+    const other = await h.provisionApp(org.organization_uuid, ['https://other.example.test/cb']);
+    const fromOther = { origin: 'https://other.example.test' };
+    // CORS admits the other app's origin (a preflight names no client), once AppOrigins reads it again: within a second...
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const preflight = await fetch(`${h.loginUrl}/token`, { method: 'OPTIONS', headers: { ...fromOther, 'access-control-request-method': 'POST' } });
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(fromOther.origin);
+
+    // ...but its page cannot redeem this app's code, naming this app or not.
+    const form = await h.code(app.client_key, REDIRECT, cookie);
+    const formAnswer = await fetch(`${h.loginUrl}/token`, {
+      method: 'POST',
+      headers: { ...fromOther, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', client_id: app.client_key, code: form.code, redirect_uri: REDIRECT, code_verifier: form.pkce.verifier }),
+    });
+    expect([formAnswer.status, await formAnswer.json()]).toEqual([400, { error: 'invalid_client', error_description: expect.stringContaining('Origin') }]);
+    const json = await h.code(app.client_key, REDIRECT, cookie);
+    const jsonAnswer = await fetch(`${h.apiUrl}/api/auth/end-user/token`, {
+      method: 'POST',
+      headers: { ...fromOther, 'content-type': 'application/json' },
+      body: JSON.stringify({ code: json.code, code_verifier: json.pkce.verifier }),
+    });
+    expect([jsonAnswer.status, await jsonAnswer.json()]).toEqual([400, { error: 'invalid_client', error_description: expect.stringContaining('Origin') }]);
+
+    // Neither code works any more, even from the right page.
+    expect((await h.jsonToken({ code: json.code, code_verifier: json.pkce.verifier })).body.error).toBe('invalid_grant');
+    expect((await h.formToken({ grant_type: 'authorization_code', client_id: app.client_key, code: form.code, redirect_uri: REDIRECT, code_verifier: form.pkce.verifier })).body.error).toBe('invalid_grant');
+  });
 });
 
 describe("the login host's errors", () => {
