@@ -10,6 +10,8 @@ import { sendPage } from './pages/respond';
 import {
   forgotPasswordPage,
   messagePage,
+  type MfaContext,
+  type PageLink,
   registerPage,
   resetPasswordPage,
   signInLink,
@@ -21,6 +23,7 @@ import {
   verifyEmailPage,
 } from './pages/views';
 import { clientAddress } from '../common/client-address';
+import { appReturnUri, isRegisteredRedirect } from '../identity/apps';
 
 type Form = Record<string, unknown>;
 
@@ -66,20 +69,35 @@ export class AccountPagesController {
     return app;
   }
 
-  private locked(res: Response, retryAfter: number, what = 'failed sign-ins') {
+  private locked(res: Response, retryAfter: number, what = 'failed sign-ins', back?: PageLink) {
     sendPage(
       res,
       429,
-      messagePage('Too many attempts', `Too many ${what}. For your security, try again in ${minutes(retryAfter)}.`),
+      messagePage('Too many attempts', `Too many ${what}. For your security, try again in ${minutes(retryAfter)}.`, back),
       { 'Retry-After': String(retryAfter) },
     );
+  }
+
+  /**
+   * Sign-in's way out: the authorization request ends at the app, refused by the user
+   * (access_denied, RFC 6749 §4.1.2.1) with its state and the issuer (RFC 9207). Only to a redirect
+   * URI registered for the app, since the page's parameters are whatever its link said.
+   */
+  private cancelLink(app: App, params: AuthorizeParams): PageLink | undefined {
+    if (!params.redirect_uri || !isRegisteredRedirect(app, params.redirect_uri)) return undefined;
+    const url = new URL(params.redirect_uri);
+    url.searchParams.set('error', 'access_denied');
+    url.searchParams.set('error_description', 'the user cancelled the sign-in');
+    if (params.state !== undefined) url.searchParams.set('state', params.state);
+    url.searchParams.set('iss', this.accounts.loginUrl);
+    return { href: url.toString(), label: `Cancel and go back to ${app.name}` };
   }
 
   @Get('sign-in')
   async signInForm(@Req() req: Request, @Res() res: Response) {
     const params = pickAuthorizeParams(req.query);
     const app = await this.appFor(params, res);
-    if (app) sendPage(res, 200, signInPage({ appName: app.name, params, csrf: this.csrfFor(req, res) }));
+    if (app) sendPage(res, 200, signInPage({ appName: app.name, params, csrf: this.csrfFor(req, res), cancel: this.cancelLink(app, params) }));
   }
 
   @Post('sign-in')
@@ -97,7 +115,11 @@ export class AccountPagesController {
         : { outcome: 'invalid' };
     if (outcome.outcome === 'invalid') {
       const error = 'The email or password is not right.';
-      return sendPage(res, 400, signInPage({ appName: app.name, params, csrf: this.csrfFor(req, res), email: text(form, 'email'), error }));
+      return sendPage(
+        res,
+        400,
+        signInPage({ appName: app.name, params, csrf: this.csrfFor(req, res), email: text(form, 'email'), error, cancel: this.cancelLink(app, params) }),
+      );
     }
     if (outcome.outcome === 'unverified') {
       return sendPage(
@@ -108,7 +130,7 @@ export class AccountPagesController {
     }
     if (outcome.outcome === 'second_factor') {
       const pending = this.accounts.challenge.issue({ end_user_uuid: outcome.user.endUserUuid, client_uuid: app.clientUuid });
-      return sendPage(res, 200, totpChallengePage({ appName: app.name, params, csrf: this.csrfFor(req, res), pending }));
+      return sendPage(res, 200, totpChallengePage({ appName: app.name, params, csrf: this.csrfFor(req, res), pending, cancel: this.cancelLink(app, params) }));
     }
     await this.finish(res, outcome, params);
   }
@@ -128,7 +150,11 @@ export class AccountPagesController {
     const outcome = await this.accounts.secondFactor(app, user, text(form, 'code'), clientAddress(req));
     if (outcome.outcome === 'invalid') {
       const error = 'That code is not right. Enter the code your app shows now.';
-      return sendPage(res, 400, totpChallengePage({ appName: app.name, params, csrf: this.csrfFor(req, res), pending: text(form, 'pending'), error }));
+      return sendPage(
+        res,
+        400,
+        totpChallengePage({ appName: app.name, params, csrf: this.csrfFor(req, res), pending: text(form, 'pending'), error, cancel: this.cancelLink(app, params) }),
+      );
     }
     await this.finish(res, outcome, params);
   }
@@ -243,35 +269,46 @@ export class AccountPagesController {
     sendPage(res, 200, messagePage('Password changed', 'Your new password is set, and you were signed out everywhere. Sign in with it.', next));
   }
 
-  /** The signed-in end user (login session cookie) of the app the parameters name; a page answered otherwise. */
-  private async sessionUser(req: Request, res: Response, params: AuthorizeParams) {
-    const app = await this.appFor(params, res);
+  /**
+   * The signed-in end user (login session cookie) of the app the parameters name, and what the
+   * two-step verification pages carry: the app, and their way back to it (appReturnUri: the
+   * redirect_uri they were opened with when it is the app's). A page answered otherwise.
+   */
+  private async mfaSession(req: Request, res: Response, source: Record<string, unknown>) {
+    const picked = pickAuthorizeParams(source);
+    const app = await this.appFor(picked, res);
     if (!app) return undefined;
+    const home = appReturnUri(app, picked.redirect_uri);
+    const params: AuthorizeParams = home ? { client_key: app.clientKey, redirect_uri: home } : { client_key: app.clientKey };
     const user = await this.accounts.signedInUser(req, app);
-    if (!user) sendPage(res, 401, messagePage('Sign in first', `Sign in to ${app.name}, then come back to this page.`));
-    return user;
+    if (!user) {
+      // Signing in starts at the app, which holds the PKCE verifier the code exchange needs.
+      const signIn = home ? { href: home, label: `Go to ${app.name} to sign in` } : undefined;
+      sendPage(res, 401, messagePage('Sign in first', `Sign in to ${app.name}, then come back to this page.`, signIn));
+      return undefined;
+    }
+    const ctx: MfaContext = { params, csrf: this.csrfFor(req, res), back: home ? { href: home, label: `Back to ${app.name}` } : undefined };
+    return { user, ctx };
   }
 
   @Get('mfa/totp')
   async totpPage(@Req() req: Request, @Res() res: Response) {
-    const params = { client_key: pickAuthorizeParams(req.query).client_key };
-    const user = await this.sessionUser(req, res, params);
-    if (!user) return;
-    const ctx = { params, csrf: this.csrfFor(req, res) };
+    const session = await this.mfaSession(req, res, req.query);
+    if (!session) return;
+    const { user, ctx } = session;
     sendPage(res, 200, user.totpConfirmedAt ? totpEnabledPage(ctx) : totpStartPage(ctx));
   }
 
   @Post('mfa/totp')
   async totpStart(@Req() req: Request, @Res() res: Response) {
     if (!this.checkCsrf(req, res)) return;
-    const params = { client_key: pickAuthorizeParams(formOf(req)).client_key };
-    const user = await this.sessionUser(req, res, params);
-    if (!user) return;
-    const ctx = { params, csrf: this.csrfFor(req, res) };
+    const session = await this.mfaSession(req, res, formOf(req));
+    if (!session) return;
+    const { user, ctx } = session;
     const started = await this.accounts.totp.start(user, text(formOf(req), 'password'), clientAddress(req));
     if (started === 'enrolled') return sendPage(res, 200, totpEnabledPage(ctx));
     if (started === 'wrong_password') return sendPage(res, 422, totpStartPage({ ...ctx, error: 'That password is not right.' }));
-    if (isLocked(started)) return this.locked(res, started.retryAfter, 'wrong passwords or codes');
+    if (isLocked(started)) return this.locked(res, started.retryAfter, 'wrong passwords or codes', ctx.back);
     sendPage(res, 200, totpConfirmPage({ ...ctx, key: { secret: started.secret, otpauthUri: started.otpauth_uri } }));
   }
 
@@ -279,12 +316,11 @@ export class AccountPagesController {
   async totpConfirm(@Req() req: Request, @Res() res: Response) {
     if (!this.checkCsrf(req, res)) return;
     const form = formOf(req);
-    const params = { client_key: pickAuthorizeParams(form).client_key };
-    const user = await this.sessionUser(req, res, params);
-    if (!user) return;
-    const ctx = { params, csrf: this.csrfFor(req, res) };
+    const session = await this.mfaSession(req, res, form);
+    if (!session) return;
+    const { user, ctx } = session;
     const result = await this.accounts.totp.confirm(user, text(form, 'code'), clientAddress(req));
-    if (isLocked(result)) return this.locked(res, result.retryAfter, 'wrong passwords or codes');
+    if (isLocked(result)) return this.locked(res, result.retryAfter, 'wrong passwords or codes', ctx.back);
     if (result === 'enabled') return sendPage(res, 200, totpEnabledPage({ ...ctx, note: 'Two-step verification is now on.' }));
     if (result === 'none') return sendPage(res, 409, totpStartPage(ctx));
     if (user.totpConfirmedAt) return sendPage(res, 409, totpEnabledPage(ctx));
@@ -294,12 +330,11 @@ export class AccountPagesController {
   @Post('mfa/totp/remove')
   async totpRemove(@Req() req: Request, @Res() res: Response) {
     if (!this.checkCsrf(req, res)) return;
-    const params = { client_key: pickAuthorizeParams(formOf(req)).client_key };
-    const user = await this.sessionUser(req, res, params);
-    if (!user) return;
-    const ctx = { params, csrf: this.csrfFor(req, res) };
+    const session = await this.mfaSession(req, res, formOf(req));
+    if (!session) return;
+    const { user, ctx } = session;
     const result = await this.accounts.totp.remove(user, text(formOf(req), 'code'), clientAddress(req));
-    if (isLocked(result)) return this.locked(res, result.retryAfter, 'wrong passwords or codes');
+    if (isLocked(result)) return this.locked(res, result.retryAfter, 'wrong passwords or codes', ctx.back);
     if (result === 'invalid') {
       return sendPage(res, 422, totpEnabledPage({ ...ctx, error: 'That code is not right. Enter the code your app shows now.' }));
     }

@@ -24,6 +24,16 @@ export const isRegisteredRedirect = (app: IdentityApp, redirectUri: string) => a
  */
 export const isAppOrigin = (app: IdentityApp, origin: string) => app.redirectUris.some((uri) => new URL(uri).origin === origin);
 
+/**
+ * Where a page may send a user back to the app: `given` when it is registered, else a registered
+ * URI on its origin, else the app's first. Never `given` itself unregistered: nothing vouches for it.
+ */
+export function appReturnUri(app: IdentityApp, given?: string): string | undefined {
+  if (given !== undefined && isRegisteredRedirect(app, given)) return given;
+  const origin = URL.parse(given ?? '')?.origin;
+  return app.redirectUris.find((uri) => new URL(uri).origin === origin) ?? app.redirectUris[0];
+}
+
 export const appView = (app: IdentityApp) => ({
   client_key: app.clientKey,
   client_uuid: app.clientUuid,

@@ -5,7 +5,7 @@ import { messagePage } from '../accounts/pages/views';
 import { CONFIG, DATABASE, IDENTITY } from '../common/di';
 import type { AppConfig } from '../config';
 import type { DatabaseHandle } from '../../db/client';
-import { appByClientKey, isRegisteredRedirect } from './apps';
+import { appByClientKey, appReturnUri, isRegisteredRedirect } from './apps';
 import { burnCode, issueCode, OAuthError, pruneCodes, redeemCode, S256_CHALLENGE } from './authorization-codes';
 import type { Identity } from './identity';
 import { currentLoginSession, LoginSessionCookie } from './login-sessions';
@@ -90,7 +90,16 @@ export class LoginHostController {
       return sendPage(res, 400, messagePage('Unknown app', 'This sign-in link names no app registered here (client_key).'));
     }
     if (!redirectUri || !isRegisteredRedirect(app, redirectUri)) {
-      return sendPage(res, 400, messagePage('Invalid redirect', `redirect_uri is not one registered for ${app.name}; nothing was sent back to it.`));
+      const home = appReturnUri(app, redirectUri);
+      return sendPage(
+        res,
+        400,
+        messagePage(
+          'Invalid redirect',
+          `redirect_uri is not one registered for ${app.name}; nothing was sent back to it. The app's developer registers it with identity.app.configure-client.`,
+          home ? { href: home, label: `Back to ${app.name}` } : undefined,
+        ),
+      );
     }
     const state = param(q, 'state')?.slice(0, MAX_ECHOED_LENGTH);
     const back = (params: Record<string, string | undefined>) =>

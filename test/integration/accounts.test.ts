@@ -44,6 +44,10 @@ async function signIn(browser: Browser, email: string, password: string, query =
 
 const endUserToken = (browser: Browser, email: string) => endUserTokenOf(app, browser, email, PASSWORD);
 
+/** The links of a page that leave the login host: its ways back to the app. */
+const linkToApp = (body: string) =>
+  [...body.matchAll(/<a href="(https?:[^"]*)">/g)].map((m) => m[1].replace(/&amp;/g, '&')).filter((href) => !href.startsWith(loginUrl()));
+
 describe('registration (JSON)', () => {
   it('creates an account, mails a verification link, and answers 409 for the same email in that app only', async () => {
     const email = uniqueEmail('json');
@@ -174,6 +178,30 @@ describe('registration and sign-in (pages)', () => {
     expect(wrong.answer.status).toBe(400);
     expect(unknown.answer.status).toBe(400);
     expect(normalise(wrong.answer.body, email)).toBe(normalise(unknown.answer.body, unknown.answer.body.match(/value="([^"]+@example\.com)"/)![1]));
+  });
+
+  it('lets the user cancel sign-in: back to the redirect URI with access_denied, state and iss (RFC 6749 §4.1.2.1, RFC 9207)', async () => {
+    const { query } = authorizeParams();
+    const page = await new Browser().get(signInPath(query));
+    const [cancel] = linkToApp(page.body);
+    const back = new URL(cancel);
+    expect(back.origin + back.pathname).toBe(app.redirect_uri);
+    expect(Object.fromEntries(back.searchParams)).toEqual({ error: 'access_denied', error_description: expect.any(String), state: query.state, iss: loginUrl() });
+
+    // A sign-in link naming a redirect_uri the app did not register offers no way there.
+    const stray = await new Browser().get(signInPath({ ...query, redirect_uri: 'https://evil.example.test/cb' }));
+    expect(stray.status).toBe(200);
+    expect(linkToApp(stray.body)).toEqual([]);
+    expect(stray.body).not.toContain('href="https://evil.example.test');
+  });
+
+  it("answers /authorize's unregistered redirect_uri with a way back to one the app registered, never to the one given", async () => {
+    const { query } = authorizeParams();
+    const given = `${new URL(app.redirect_uri).origin}/not-registered`;
+    const res = await new Browser().get(`/authorize?${new URLSearchParams({ ...query, redirect_uri: given })}`);
+    expect(res.status).toBe(400);
+    expect(res.body).toContain('Invalid redirect');
+    expect(linkToApp(res.body)).toEqual([app.redirect_uri]);
   });
 
   it('shows an error page for an unknown app, and never a form', async () => {
@@ -322,9 +350,13 @@ describe('TOTP', () => {
     const browser = new Browser();
     expect((await signIn(browser, email, PASSWORD)).answer.status).toBe(302);
     const mfaPath = `/mfa/totp?${new URLSearchParams({ client_key: app.client_key })}`;
-    expect((await new Browser().get(mfaPath)).status).toBe(401);
+    // Without a session: where to sign in, the app (which holds the PKCE verifier).
+    const signedOut = await new Browser().get(mfaPath);
+    expect(signedOut.status).toBe(401);
+    expect(linkToApp(signedOut.body)).toEqual([app.redirect_uri]);
     const start = await browser.get(mfaPath);
     expect(start.status).toBe(200);
+    expect(linkToApp(start.body)).toEqual([app.redirect_uri]);
     const setup = await browser.submit(start.body, '/mfa/totp', { password: PASSWORD });
     const secret = setup.body.match(/<code id="totp-secret">([A-Z2-7]+)<\/code>/)![1];
     const wrong = await browser.submit(setup.body, '/mfa/totp/confirm', { code: totpCode(secret, Date.now() - 10 * 60_000) });
@@ -334,10 +366,16 @@ describe('TOTP', () => {
     const on = await browser.submit(wrong.body, '/mfa/totp/confirm', { code: totpCode(secret) });
     expect(on.status).toBe(200);
     expect(on.body).toContain('Two-step verification is on');
+    expect(linkToApp(on.body)).toEqual([app.redirect_uri]);
 
-    const { answer } = await signIn(new Browser(), email, PASSWORD);
+    const { query } = authorizeParams();
+    const { answer } = await signIn(new Browser(), email, PASSWORD, query);
     expect(answer.status).toBe(200);
     expect(answer.body).toContain('action="/sign-in/totp"');
+    // The second step can be cancelled as the first.
+    expect(linkToApp(answer.body).map((href) => Object.fromEntries(new URL(href).searchParams))).toEqual([
+      { error: 'access_denied', error_description: expect.any(String), state: query.state, iss: loginUrl() },
+    ]);
 
     const noCode = await browser.submit(on.body, '/mfa/totp/remove', { code: totpCode(secret, Date.now() - 10 * 60_000) });
     expect(noCode.status).toBe(422);

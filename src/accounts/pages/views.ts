@@ -17,11 +17,19 @@ const link = (path: string, params: AuthorizeParams) => {
   return query ? `${path}?${query}` : path;
 };
 
+/** A page's way on: to another hosted page, or back to the app (then only to a URI registered for it). */
+export interface PageLink {
+  href: string;
+  label: string;
+}
+
+const navLink = (link?: PageLink) => (link ? html`<nav><a href="${link.href}">${link.label}</a></nav>` : '');
+
 const described = (error?: string) => (error ? html` aria-describedby="form-error" aria-invalid="true"` : '');
 
 const passwordHint = html`<p class="hint" id="password-hint">${PASSWORD_MIN} to ${PASSWORD_MAX} characters; a passphrase is fine.</p>`;
 
-export const signInPage = (ctx: FormContext & { appName: string; email?: string; error?: string }) =>
+export const signInPage = (ctx: FormContext & { appName: string; email?: string; error?: string; cancel?: PageLink }) =>
   page(
     `Sign in to ${ctx.appName}`,
     html`${errorBox(ctx.error)}
@@ -32,10 +40,12 @@ ${formFields(ctx)}<label for="email">Email</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required${described(ctx.error)}>
 <button type="submit">Sign in</button>
 </form>
-<nav><a href="${link('/register', ctx.params)}">Create an account</a><a href="${link('/forgot-password', ctx.params)}">Forgot your password?</a></nav>`,
+<nav><a href="${link('/register', ctx.params)}">Create an account</a><a href="${link('/forgot-password', ctx.params)}">Forgot your password?</a>${
+      ctx.cancel ? html`<a href="${ctx.cancel.href}">${ctx.cancel.label}</a>` : ''
+    }</nav>`,
   );
 
-export const totpChallengePage = (ctx: FormContext & { appName: string; pending: string; error?: string }) =>
+export const totpChallengePage = (ctx: FormContext & { appName: string; pending: string; error?: string; cancel?: PageLink }) =>
   page(
     'Enter your authentication code',
     html`${errorBox(ctx.error)}
@@ -43,7 +53,8 @@ export const totpChallengePage = (ctx: FormContext & { appName: string; pending:
 ${formFields(ctx, { pending: ctx.pending })}<label for="code">6-digit code from your authenticator app</label>
 <input id="code" name="code" type="text" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required${described(ctx.error)}>
 <button type="submit">Verify</button>
-</form>`,
+</form>
+${navLink(ctx.cancel)}`,
   );
 
 export const registerPage = (ctx: FormContext & { appName: string; email?: string; error?: string }) =>
@@ -91,7 +102,10 @@ ${formFields(ctx, { token: ctx.token })}<button type="submit">Confirm my email a
 </form>`,
   );
 
-export const totpStartPage = (ctx: FormContext & { error?: string }) =>
+/** What the two-step verification pages carry: their form context and the way back to the app. */
+export type MfaContext = FormContext & { back?: PageLink };
+
+export const totpStartPage = (ctx: MfaContext & { error?: string }) =>
   page(
     'Two-step verification',
     html`${errorBox(ctx.error)}
@@ -100,14 +114,15 @@ export const totpStartPage = (ctx: FormContext & { error?: string }) =>
 ${formFields(ctx)}<label for="password">Your password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required${described(ctx.error)}>
 <button type="submit">Set up an authenticator app</button>
-</form>`,
+</form>
+${navLink(ctx.back)}`,
   );
 
 /**
  * The key is on the page only right after the password was given: after a wrong code the page asks
  * again without it, so that a stolen login session cannot read a pending key with a made-up code.
  */
-export const totpConfirmPage = (ctx: FormContext & { key?: { secret: string; otpauthUri: string }; error?: string }) =>
+export const totpConfirmPage = (ctx: MfaContext & { key?: { secret: string; otpauthUri: string }; error?: string }) =>
   page(
     'Add the account to your authenticator app',
     html`${errorBox(ctx.error)}
@@ -122,10 +137,11 @@ ${
 ${formFields(ctx)}<label for="code">The 6-digit code the app shows</label>
 <input id="code" name="code" type="text" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required${described(ctx.error)}>
 <button type="submit">Turn on two-step verification</button>
-</form>`,
+</form>
+${navLink(ctx.back)}`,
   );
 
-export const totpEnabledPage = (ctx: FormContext & { note?: string; error?: string }) =>
+export const totpEnabledPage = (ctx: MfaContext & { note?: string; error?: string }) =>
   page(
     'Two-step verification is on',
     html`${ctx.note ? html`<p role="status">${ctx.note}</p>` : ''}${errorBox(ctx.error)}
@@ -134,12 +150,12 @@ export const totpEnabledPage = (ctx: FormContext & { note?: string; error?: stri
 ${formFields(ctx)}<label for="code">To turn it off, the 6-digit code the app shows</label>
 <input id="code" name="code" type="text" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required${described(ctx.error)}>
 <button type="submit">Turn off two-step verification</button>
-</form>`,
+</form>
+${navLink(ctx.back)}`,
   );
 
 /** A page that only says something, with an optional way on. */
-export const messagePage = (title: string, text: string, next?: { href: string; label: string }) =>
-  page(title, html`<p role="status">${text}</p>${next ? html`<nav><a href="${next.href}">${next.label}</a></nav>` : ''}`);
+export const messagePage = (title: string, text: string, next?: PageLink) => page(title, html`<p role="status">${text}</p>${navLink(next)}`);
 
 export const signInLink = (params: AuthorizeParams) => link('/sign-in', params);
 
