@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { inputFields, isRequired, outputFields, planInputs, RESERVED_NAMES, type DefinitionLookup, type Plan } from '../../workflows/composition/plan';
+import { type FreeInput, inputFields, isRequired, outputFields, planInputs, RESERVED_NAMES, type DefinitionLookup, type Plan } from '../../workflows/composition/plan';
 import { ROUTE, ROUTE_OUTPUT as ROUTE_FIELD } from '../../workflows/runtime/dag-plan';
 import { END_USER_FIELDS, type WorkflowDefinition } from '../../workflows/runtime/definition';
 import { jsonSchema } from '../catalog/json-schema';
@@ -214,19 +214,34 @@ function routeOrderProblems(steps: CompositionStep[], defs: Array<WorkflowDefini
   return problems;
 }
 
-/** A free input feeding several step fields must fit each of them. */
+/**
+ * A free input feeding several step fields must fit each of them, and one feeding a secret field
+ * may feed only secret fields: a child redacts its own secret fields only, so the same value in
+ * any other field would be shown in its run and sent where that field goes (a URL path, say).
+ */
 function freeInputProblems(steps: CompositionStep[], plan: Plan, lookup: DefinitionLookup): FieldProblem[] {
   const problems: FieldProblem[] = [];
+  const at = (step: string, field: string) => `steps.${steps.findIndex((s) => s.id === step)}.inputs.${field}`;
   for (const [name, input] of planInputs(plan, lookup).free) {
+    const isSecret = (f: FreeInput['feeds'][number]) => Boolean(lookup(f.workflow_type)?.secret_fields.includes(f.field));
+    const secret = input.feeds.find(isSecret);
+    // A route step's field is not known to be secret: its type is named only when the run gets there.
+    const clear = secret ? input.feeds.filter((f) => !isSecret(f)) : [];
+    for (const f of clear) {
+      problems.push({
+        field: at(f.step, f.field),
+        rule: 'secret_input',
+        message: `step ${f.step}: input ${name} also feeds ${secret?.step}.${secret?.field}, a secret; an input feeding a secret field may feed only secret fields, or ${f.field} would show and send it in clear`,
+      });
+    }
     const typed = input.feeds
       .map((f) => ({ ...f, def: lookup(f.workflow_type) }))
       .filter((f): f is typeof f & { def: WorkflowDefinition } => f.def !== undefined)
       .map((f) => ({ ...f, types: typesOf(jsonFields(f.def).input[f.field]) }));
     for (const f of typed.slice(1)) {
       if (compatible(typed[0].types, f.types) && compatible(f.types, typed[0].types)) continue;
-      const i = steps.findIndex((s) => s.id === f.step);
       problems.push({
-        field: `steps.${i}.inputs.${f.field}`,
+        field: at(f.step, f.field),
         rule: 'type_mismatch',
         message: `step ${f.step}: input ${name} also feeds ${typed[0].step}.${typed[0].field} (${describe(typed[0].types)}); ${f.field} takes ${describe(f.types)}`,
       });

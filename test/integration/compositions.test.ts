@@ -69,6 +69,12 @@ describe('POST /api/compositions', () => {
     ],
     ['a route step with nothing before it', [{ id: 'r', workflow_type: 'route', inputs: {} }], 'steps.0.workflow_type', 'no_route_source'],
     ['a secret stored as a constant', [{ ...cleanupSteps()[0], inputs: { base_url: { from: 'input', name: 'base_url' }, api_token: { const: ESIGN_VALID_TOKEN } } }], 'steps.0.inputs.api_token', 'secret_const'],
+    [
+      'one free input feeding a secret field and a field that is not',
+      [cleanupSteps()[0], { ...cleanupSteps()[1], inputs: { ...cleanupSteps()[1].inputs, userid: { from: 'input', name: 'api_token' } } }],
+      'steps.1.inputs.userid',
+      'secret_input',
+    ],
   ])('refuses %s with 422 naming the step and field, storing nothing', async (_what, steps, field, rule) => {
     const before = (await api('/api/compositions')).body.compositions.length;
     const res = await api('/api/compositions', { body: { name: 'bad', steps } });

@@ -152,6 +152,21 @@ describe('compileComposition', () => {
     expect(planOf([a, { ...b, inputs: { count: { from: 'input', name: 'y' } } }]).layers).toHaveLength(2);
   });
 
+  it('refuses a free input feeding a secret field and any field that is not secret, naming each of those', () => {
+    const tok = { from: 'input', name: 'tok' };
+    const sameStep = problemsOf([info(), del({ api_token: tok, userid: tok })]);
+    expect(sameStep).toEqual([{ field: 'steps.1.inputs.userid', rule: 'secret_input' }]);
+    // Whichever step comes first, and a route step's field, whose secrecy is known only at run time.
+    const classify = { id: 'classify', workflow_type: classifier.workflow_type, inputs: { payload: tok } };
+    const routed = { id: 'then', workflow_type: 'route', inputs: { subject: tok } };
+    expect(problemsOf([classify, info({ api_token: tok }), routed])).toEqual([
+      { field: 'steps.0.inputs.payload', rule: 'secret_input' },
+      { field: 'steps.2.inputs.subject', rule: 'secret_input' },
+    ]);
+    // Secret fields only, in any number of steps: accepted, and secret in the composed run.
+    expect(planOf([info({ api_token: tok }), del({ api_token: tok })]).layers).toHaveLength(2);
+  });
+
   it('routes from the nearest earlier step declaring route_workflow_type, and accepts any mapping from it', () => {
     const classify = { id: 'classify', workflow_type: classifier.workflow_type, inputs: { payload: { from: 'input', name: 'payload' } } };
     const plan = planOf([classify, { id: 'then', workflow_type: 'route', inputs: { subject: { from: 'step', step: 'classify', field: 'customer_id' } } }]);
