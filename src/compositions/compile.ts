@@ -126,6 +126,11 @@ export function compileComposition(
         problem(at, 'unknown_field', step, `${mapping.field} is not an output field of step ${mapping.step} (${sourceDef.workflow_type})`);
         continue;
       }
+      if (sourceDef.secret_fields.includes(mapping.field)) {
+        // A step's outputs are its redacted state_data: the value mapped would be the literal "[redacted]".
+        problem(at, 'secret_output', step, `${mapping.step}.${mapping.field} is a secret, "[redacted]" in every output of ${sourceDef.workflow_type}: map the free input that fed it instead`);
+        continue;
+      }
       if (!targetJson) continue;
       const source = typesOf(sourceJson[mapping.field]);
       const target = typesOf(targetJson[field]);

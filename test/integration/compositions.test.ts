@@ -75,6 +75,12 @@ describe('POST /api/compositions', () => {
       'steps.1.inputs.userid',
       'secret_input',
     ],
+    [
+      "a step's secret output, which is \"[redacted]\"",
+      [cleanupSteps()[0], { ...cleanupSteps()[1], inputs: { ...cleanupSteps()[1].inputs, api_token: { from: 'step', step: 'info', field: 'api_token' } } }],
+      'steps.1.inputs.api_token',
+      'secret_output',
+    ],
   ])('refuses %s with 422 naming the step and field, storing nothing', async (_what, steps, field, rule) => {
     const before = (await api('/api/compositions')).body.compositions.length;
     const res = await api('/api/compositions', { body: { name: 'bad', steps } });

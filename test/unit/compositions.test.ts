@@ -100,6 +100,8 @@ describe('compileComposition', () => {
     ['a constant of the wrong type', [info(), del({ accountid: { const: 4711 } })], 'steps.1.inputs.accountid', 'type_mismatch'],
     ['a constant failing the field rule', [info(), del({ accountid: { const: 'not-an-account' } })], 'steps.1.inputs.accountid', 'type_mismatch'],
     ['a secret as a constant', [info({ api_token: { const: 'tok' } })], 'steps.0.inputs.api_token', 'secret_const'],
+    ['a secret output into a secret field', [info(), del({ api_token: { from: 'step', step: 'info', field: 'api_token' } })], 'steps.1.inputs.api_token', 'secret_output'],
+    ['a secret output into a field that is not secret', [info(), del({ userid: { from: 'step', step: 'info', field: 'api_token' } })], 'steps.1.inputs.userid', 'secret_output'],
     ['a required field left unmapped', [info(), del({ userid: undefined })], 'steps.1.inputs.userid', 'required'],
     ['two steps with one id', [info(), { ...info(), workflow_type: RESOURCES }], 'steps.1.id', 'unique'],
     ['a route step with nothing before it', [{ id: 'r', workflow_type: 'route', inputs: {} }], 'steps.0.workflow_type', 'no_route_source'],
