@@ -63,15 +63,23 @@ export function compileComposition(
   const problem = (field: string, rule: string, step: CompositionStep, message: string) =>
     problems.push({ field, rule, message: `step ${step.id}: ${message}` });
   const index = new Map<string, number>();
+  const inputNames = new Map<string, string>();
   steps.forEach((s, i) => {
     if (index.has(s.id)) problem(`steps.${i}.id`, 'unique', s, 'another step has this id');
     else index.set(s.id, i);
     if (RESERVED_NAMES.has(s.id)) problem(`steps.${i}.id`, 'reserved', s, `${s.id} is an output of every composed run; name the step otherwise`);
     for (const [field, mapping] of Object.entries(s.inputs)) {
-      if ('from' in mapping && mapping.from === 'input' && RESERVED_NAMES.has(mapping.name)) {
+      if (!('from' in mapping) || mapping.from !== 'input') continue;
+      if (!inputNames.has(mapping.name)) inputNames.set(mapping.name, `step ${s.id}'s ${field}`);
+      if (RESERVED_NAMES.has(mapping.name)) {
         problem(`steps.${i}.inputs.${field}`, 'reserved', s, `${mapping.name} is an output of every composed run; name the input otherwise`);
       }
     }
+  });
+  // A run keeps its free inputs and its steps' outputs side by side in its data, by name.
+  steps.forEach((s, i) => {
+    const feeds = inputNames.get(s.id);
+    if (feeds) problem(`steps.${i}.id`, 'name_clash', s, `${s.id} is also the name of a free input (feeding ${feeds}), which this step's output would replace in the run's data; name one of them otherwise`);
   });
   const defs = steps.map((s) => (s.workflow_type === ROUTE ? undefined : lookup(s.workflow_type)));
   const routeSource = steps.map(() => -1);

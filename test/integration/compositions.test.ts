@@ -81,6 +81,15 @@ describe('POST /api/compositions', () => {
       'steps.1.inputs.api_token',
       'secret_output',
     ],
+    [
+      'a step id that is also the name of a free input',
+      [
+        { id: 'u', workflow_type: RESOURCES, inputs: { base_url: { from: 'input', name: 'u' } } },
+        { id: 'v', workflow_type: RESOURCES, inputs: { base_url: { from: 'input', name: 'u' } } },
+      ],
+      'steps.0.id',
+      'name_clash',
+    ],
   ])('refuses %s with 422 naming the step and field, storing nothing', async (_what, steps, field, rule) => {
     const before = (await api('/api/compositions')).body.compositions.length;
     const res = await api('/api/compositions', { body: { name: 'bad', steps } });

@@ -107,6 +107,9 @@ describe('compileComposition', () => {
     ['a route step with nothing before it', [{ id: 'r', workflow_type: 'route', inputs: {} }], 'steps.0.workflow_type', 'no_route_source'],
     ['a step id every composed run uses as an output', [{ ...info(), id: 'summary' }], 'steps.0.id', 'reserved'],
     ['a free input named like an output of every composed run', [info({ api_token: { from: 'input', name: 'status' } })], 'steps.0.inputs.api_token', 'reserved'],
+    ['a free input named like a failure field of every composed run', [info({ api_token: { from: 'input', name: 'failure_reason' } })], 'steps.0.inputs.api_token', 'reserved'],
+    ['a step id that is also a free input, of the step itself', [info({ base_url: { from: 'input', name: 'info' } })], 'steps.0.id', 'name_clash'],
+    ['a step id that is also a free input, of a later step', [{ ...info(), id: 'u' }, { ...info({ base_url: { from: 'input', name: 'u' } }), id: 'v' }], 'steps.0.id', 'name_clash'],
     ['a route step after steps that name no route', [info(), { id: 'r', workflow_type: 'route', inputs: {} }], 'steps.1.workflow_type', 'no_route_source'],
   ])('refuses %s, naming the step and field', (_what, list, field, rule) => {
     const cleaned = JSON.parse(JSON.stringify(list));
