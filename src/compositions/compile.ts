@@ -1,5 +1,16 @@
 import type { z } from 'zod';
-import { type FreeInput, inputFields, isRequired, outputFields, planInputs, RESERVED_NAMES, type DefinitionLookup, type Plan } from '../../workflows/composition/plan';
+import {
+  either,
+  type FreeInput,
+  inputFields,
+  isRequired,
+  outputFields,
+  planInputs,
+  RESERVED_NAMES,
+  stepRequirement,
+  type DefinitionLookup,
+  type Plan,
+} from '../../workflows/composition/plan';
 import { ROUTE, ROUTE_OUTPUT as ROUTE_FIELD } from '../../workflows/runtime/dag-plan';
 import { END_USER_FIELDS, type WorkflowDefinition } from '../../workflows/runtime/definition';
 import { jsonSchema } from '../catalog/json-schema';
@@ -150,6 +161,11 @@ export function compileComposition(
       if (isRequired(schema) && !(field in step.inputs)) {
         problem(`steps.${i}.inputs.${field}`, 'required', step, `${step.workflow_type} requires ${field}: map it from an input, a step or a constant`);
       }
+    }
+    const requirement = def && stepRequirement(def, step.id, step.inputs);
+    if (requirement && !requirement.alternatives.length) {
+      const named = requirement.declared[0][0];
+      problem(`steps.${i}.inputs.${named}`, 'required', step, `${step.workflow_type} requires ${either(requirement.declared)}: map one of them from an input, a step or a constant`);
     }
   });
   problems.push(...cycleProblems(steps, deps));

@@ -41,7 +41,8 @@ describe('POST /api/compositions', () => {
     expect(created.workflow_type).toBe(`virtual.${created.composition_uuid}@1`);
     expect(created.version).toBe(1);
     expect(Object.keys(created.input_schema.properties).sort()).toEqual(['api_token', 'authorizationid', 'base_url', 'userid']);
-    expect(created.input_schema.required.sort()).toEqual(['authorizationid', 'userid']);
+    // base_url too: step info takes it from an input and has no connection_uuid, one of which its type needs.
+    expect(created.input_schema.required.sort()).toEqual(['authorizationid', 'base_url', 'userid']);
     expect(created.input_schema.additionalProperties).toBe(false);
   });
 
@@ -220,6 +221,20 @@ describe('the catalog and another organization', () => {
     const unknownField = await api('/api/workflows/start', { body: { workflow_type: created.workflow_type, initial_data: { userid: 'u', authorizationid: 'a', colour: 'red' } } });
     expect(unknownField.status).toBe(422);
     expect(unknownField.body.error.details).toContainEqual(expect.objectContaining({ field: 'initial_data.colour', rule: 'unknown_field' }));
+    expect((await api(`/api/workflows?workflow_type=${created.workflow_type}`)).body.runs.length).toBe(before);
+  });
+
+  it("refuses a start leaving a step without what its type needs (base_url, or connection_uuid) with 422 required, starting nothing", async () => {
+    const created = await createComposition();
+    const before = (await api(`/api/workflows?workflow_type=${created.workflow_type}`)).body.runs.length;
+    const res = await api('/api/workflows/start', {
+      body: { workflow_type: created.workflow_type, initial_data: { api_token: ESIGN_VALID_TOKEN, userid: 'u', authorizationid: 'ok-1' } },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.error.details).toEqual([
+      { field: 'initial_data.base_url', rule: 'required', message: 'is required: step info needs base_url or connection_uuid' },
+    ]);
+    expect(JSON.stringify(res.body)).not.toContain(ESIGN_VALID_TOKEN);
     expect((await api(`/api/workflows?workflow_type=${created.workflow_type}`)).body.runs.length).toBe(before);
   });
 });

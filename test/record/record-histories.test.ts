@@ -294,7 +294,7 @@ describe('record workflow histories', () => {
     await dag('webhook-dag-dry-run', { target_url: `${hookTarget.url}/ok`, dry_run: true }, []);
   });
 
-  it('records a composed run: completed, a failed step, then its retry', async () => {
+  it('records a composed run: completed, a failed step, then its retry; one without what a step needs', async () => {
     const compiled = compileComposition(
       [
         { id: 'info', workflow_type: 'esign.resources.get-resource-information', inputs: { base_url: { from: 'input', name: 'base_url' }, api_token: { from: 'input', name: 'api_token' } } },
@@ -327,6 +327,10 @@ describe('record workflow histories', () => {
     const retried: ComposedRunInput = { organization_uuid: org, initial_data: {}, composition, resume: { reason: 'retry', ...checkpoint.checkpoint!, attempt: 2 } };
     const outcome = await record('virtual-step-failed@retried', 'virtual', retried, 'virtual-step-failed');
     expect(outcome).toMatchObject({ status: 'succeeded', remove: { status_code: 204 } });
+    // Without base_url, which step info needs (having no connection_uuid): refused before any step, where code before the patch ran info to its invalid_input.
+    const { base_url: _, ...unmet } = composed('unmet-virtual').initial_data;
+    const refused = await record('virtual-requirement-unmet-failed', 'virtual', { ...composed('unmet-virtual'), initial_data: unmet }, 'virtual-requirement-unmet-failed');
+    expect((refused as WorkflowFailedError).cause).toMatchObject({ type: 'invalid_input' });
   });
 
   it('records the identity types: provision, configure-client, session revoke, and their failures', async () => {

@@ -17,7 +17,9 @@ import { testDataConverter } from '../support/temporal-test-env';
  * the service wires one; each other directory under test/histories holds an
  * earlier generation's, made the same way and kept when a patch changed what
  * the code records (write-ahead: before the Dag's and dbhost wait's patches;
- * pre-outcome-carry: before the e-signature delete kept an unknown outcome for a retry);
+ * pre-outcome-carry: before the e-signature delete kept an unknown outcome for a retry;
+ * before-step-requirements: a composed run whose input lacked what a step
+ * needs, which ran that step until the composition-step-requirements patch);
  * test/histories itself those made before transitions were written ahead, on
  * a worker without the engine's interceptors.
  */

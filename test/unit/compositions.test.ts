@@ -7,9 +7,11 @@ import { compositionBodySchema, type CompositionStep } from '../../src/compositi
 import { buildOpenApiDocument } from '../../src/openapi/document';
 import { compositionDefinition, temporalStart } from '../../workflows/composition/definition';
 import { COMPOSED_WORKFLOW } from '../../workflows/constants';
-import { composedType, parseComposedType, type Plan } from '../../workflows/composition/plan';
+import { composedType, compositionInputSchema, parseComposedType, type Plan } from '../../workflows/composition/plan';
 import { findDefinition } from '../../workflows/registry';
 import { ANY_STATE, defineWorkflow, failureFields } from '../../workflows/runtime/definition';
+import { fieldProblems } from '../../workflows/runtime/field-problems';
+import { jsonSchema } from '../../src/catalog/json-schema';
 import { openMigratedPglite } from '../support/pglite';
 
 const RESOURCES = 'esign.resources.get-resource-information';
@@ -103,6 +105,7 @@ describe('compileComposition', () => {
     ['a secret output into a secret field', [info(), del({ api_token: { from: 'step', step: 'info', field: 'api_token' } })], 'steps.1.inputs.api_token', 'secret_output'],
     ['a secret output into a field that is not secret', [info(), del({ userid: { from: 'step', step: 'info', field: 'api_token' } })], 'steps.1.inputs.userid', 'secret_output'],
     ['a required field left unmapped', [info(), del({ userid: undefined })], 'steps.1.inputs.userid', 'required'],
+    ['a step given neither of the fields its type needs one of', [{ id: 'info', workflow_type: RESOURCES, inputs: { api_token: { from: 'input', name: 'api_token' } } }], 'steps.0.inputs.base_url', 'required'],
     ['two steps with one id', [info(), { ...info(), workflow_type: RESOURCES }], 'steps.1.id', 'unique'],
     ['a route step with nothing before it', [{ id: 'r', workflow_type: 'route', inputs: {} }], 'steps.0.workflow_type', 'no_route_source'],
     ['a step id every composed run uses as an output', [{ ...info(), id: 'summary' }], 'steps.0.id', 'reserved'],
@@ -204,6 +207,28 @@ describe('composed type definition', () => {
     const unknown = def.input.safeParse({ base_url: 'https://esign.example.com/api', userid: 'u', authorizationid: 'a', colour: 1 });
     expect(unknown.error!.issues[0].code).toBe('unrecognized_keys');
     expect(def.input.safeParse({ api_token: 't' }).success).toBe(false);
+  });
+
+  it("requires at start what its steps' types require beyond single fields (base_url, or connection_uuid), and says so in its JSON Schema", () => {
+    const given = { api_token: 't', userid: 'u', authorizationid: 'a' };
+    const problems = (d: typeof def, data: Record<string, unknown>) => {
+      const parsed = d.input.safeParse(data);
+      return parsed.success ? [] : fieldProblems(parsed.error, data, 'initial_data');
+    };
+    // Step info takes base_url from an input, and no connection_uuid: base_url is required.
+    expect(problems(def, given)).toEqual([{ field: 'initial_data.base_url', rule: 'required', message: 'is required: step info needs base_url or connection_uuid' }]);
+    expect(jsonSchema(compositionInputSchema(def.composition.plan, lookup).freeOnly, 'input')).toMatchObject({ required: ['base_url', 'userid', 'authorizationid'] });
+    // Both from inputs: either one.
+    const either = compositionDefinition(version(planOf([info({ connection_uuid: { from: 'input', name: 'conn' } }), del()])), lookup);
+    expect(problems(either, given)).toEqual([{ field: 'initial_data.base_url', rule: 'required', message: 'is required without conn: step info needs base_url or connection_uuid' }]);
+    expect(problems(either, { ...given, conn: '0b7c6a3e-8d1f-4c2a-9e5b-1a2b3c4d5e6f' })).toEqual([]);
+    const schema = jsonSchema(compositionInputSchema(either.composition.plan, lookup).freeOnly, 'input');
+    expect(schema).toMatchObject({ required: ['userid', 'authorizationid'], anyOf: [{ required: ['base_url'] }, { required: ['conn'] }] });
+    // Met by the composition itself (a constant connection_uuid): nothing more to give.
+    const bound = compositionDefinition(version(planOf([{ id: 'info', workflow_type: RESOURCES, inputs: { connection_uuid: { const: '0b7c6a3e-8d1f-4c2a-9e5b-1a2b3c4d5e6f' } } }])), lookup);
+    expect(problems(bound, {})).toEqual([]);
+    // As runs recorded before validated their input.
+    expect(problems(compositionDefinition(def.composition, lookup, false), given)).toEqual([]);
   });
 
   it('keeps a secret input secret and checks a URL input against the outbound policy', () => {

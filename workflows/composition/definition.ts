@@ -19,9 +19,12 @@ export interface ComposedRunInput extends EngineWorkflowInput {
 
 export type ComposedDefinition = WorkflowDefinition & { composition: CompositionVersion };
 
-/** A composed type as the engine sees it: a Dag derived from its plan and the built-in types. */
-export function compositionDefinition(version: CompositionVersion, lookup: DefinitionLookup): ComposedDefinition {
-  const { input, freeOnly, free } = compositionInputSchema(version.plan, lookup);
+/**
+ * A composed type as the engine sees it: a Dag derived from its plan and the built-in types.
+ * `stepRequirements`: see compositionInputSchema.
+ */
+export function compositionDefinition(version: CompositionVersion, lookup: DefinitionLookup, stepRequirements = true): ComposedDefinition {
+  const { input, freeOnly, free } = compositionInputSchema(version.plan, lookup, stepRequirements);
   const { connection_url_fields, ...roles } = compositionFieldRoles(free, lookup);
   const def = defineDag({
     workflow_type: composedType(version.composition_uuid, version.version),

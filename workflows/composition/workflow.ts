@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/workflow';
+import { ApplicationFailure, patched } from '@temporalio/workflow';
 import { z } from 'zod';
 import { findDefinition } from '../registry';
 import { dagPlanSchema } from '../runtime/dag-plan';
@@ -6,7 +6,13 @@ import type { RunData } from '../runtime/definition';
 import { runDefinition } from '../runtime/engine';
 import { COMPOSED_WORKFLOW } from '../constants';
 import { compositionDefinition, type ComposedRunInput } from './definition';
-import type { DefinitionLookup } from './plan';
+import { planInputs, unmetRequirements, type DefinitionLookup } from './plan';
+
+/**
+ * A composed input requires what its steps' types require beyond single fields (base_url or
+ * connection_uuid); runs recorded before passed validation without it, and failed in the step.
+ */
+const PATCH_STEP_REQUIREMENTS = 'composition-step-requirements';
 
 const compositionSchema = z.object({
   composition_uuid: z.uuid(),
@@ -28,7 +34,10 @@ export function makeComposedWorkflow(lookup: DefinitionLookup) {
     if (!parsed.success) throw ApplicationFailure.nonRetryable(`composition: ${z.prettifyError(parsed.error)}`, 'invalid_input');
     let def;
     try {
-      def = compositionDefinition(parsed.data, lookup);
+      // Asked only of an input the requirements refuse, so that other runs record no marker. A resumed run is not validated again.
+      const lenient =
+        !input.resume && unmetRequirements(planInputs(parsed.data.plan, lookup).requirements, input.initial_data).length > 0 && !patched(PATCH_STEP_REQUIREMENTS);
+      def = compositionDefinition(parsed.data, lookup, !lenient);
     } catch (err) {
       throw ApplicationFailure.nonRetryable(`composition: ${(err as Error).message}`, 'invalid_input');
     }
