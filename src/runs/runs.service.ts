@@ -5,16 +5,13 @@ import { and, asc, eq, gt, lt } from 'drizzle-orm';
 import { z } from 'zod';
 import { createProjection } from '../../activities/projection';
 import { registrationsOf } from '../../activities/run-registrations';
-import { connectionDestination, type ConnectionStore } from '../../activities/connections';
-import { originOf, sameOrigin } from '../../activities/origin';
-import { literalAddressProblem, outboundUrlProblem } from '../../activities/outbound';
+import type { ConnectionStore } from '../../activities/connections';
 import type { DatabaseHandle } from '../../db/client';
 import { idempotencyKeys, runs, transitions } from '../../db/schema';
 import { temporalStart } from '../../workflows/composition/definition';
 import type { EngineWorkflowInput, FailedRunDetails, RunOwner } from '../../workflows/runtime/contract';
 import { findDefinition } from '../../workflows/registry';
 import { END_USER_FIELDS, initialState, type RunData, type WorkflowDefinition } from '../../workflows/runtime/definition';
-import { findTooDeep } from '../../workflows/runtime/json-walk';
 import { isEndUser, type Principal } from '../auth/principal';
 import { CatalogService } from '../catalog/catalog.service';
 import { ApiError, type FieldProblem, notFound, validationFailed } from '../common/api-error';
@@ -28,6 +25,7 @@ import { runView, startResult, transitionView } from './run-views';
 import { IDEMPOTENCY_KEY, type StartBody } from './start-body';
 import { DatabaseCheck } from './database-check';
 import { launchRun } from './launch';
+import { StartChecks } from './start-checks';
 import { engineStartOptions } from './start-options';
 
 /** A type's declared idempotency input stands for the Idempotency-Key header a request left out. */
@@ -44,17 +42,19 @@ const RETRYABLE_STATUSES: ReadonlySet<string> = new Set(['FAILED', 'CANCELLED'])
 export class RunsService {
   private readonly projection;
   private readonly registrations;
+  private readonly startChecks;
 
   constructor(
     @Inject(DATABASE) private readonly database: DatabaseHandle,
     @Inject(TEMPORAL_CLIENTS) private readonly temporal: TemporalClients,
-    @Inject(CONFIG) private readonly config: AppConfig,
-    @Inject(CONNECTIONS) private readonly connections: ConnectionStore,
+    @Inject(CONFIG) config: AppConfig,
+    @Inject(CONNECTIONS) connections: ConnectionStore,
     private readonly catalog: CatalogService,
     private readonly databaseCheck: DatabaseCheck,
   ) {
     this.projection = createProjection(database.db);
     this.registrations = registrationsOf(database.db);
+    this.startChecks = new StartChecks(config, connections);
   }
 
   private get db() {
@@ -113,18 +113,8 @@ export class RunsService {
 
   /** Bounds what a run carries through Temporal and the projection, before any schema work. */
   private checkInitialDataShape(data: RunData) {
-    const { initialDataMaxBytes, initialDataMaxDepth } = this.config.limits;
-    const bytes = Buffer.byteLength(JSON.stringify(data));
-    if (bytes > initialDataMaxBytes) {
-      throw validationFailed([
-        { field: 'initial_data', rule: 'max_size', message: `is ${bytes} bytes of JSON; the limit is ${initialDataMaxBytes}` },
-      ]);
-    }
-    if (findTooDeep(data, initialDataMaxDepth)) {
-      throw validationFailed([
-        { field: 'initial_data', rule: 'max_depth', message: `nests more than ${initialDataMaxDepth} levels deep; the limit is ${initialDataMaxDepth}` },
-      ]);
-    }
+    const problem = this.startChecks.shapeProblem(data);
+    if (problem) throw validationFailed([{ field: 'initial_data', ...problem }]);
   }
 
   private checkInitialData(def: WorkflowDefinition, data: RunData, principal: Principal) {
@@ -137,34 +127,21 @@ export class RunsService {
     for (const field of def.outbound_url_fields) {
       const value = data[field];
       if (typeof value !== 'string' || problems.some((p) => p.field === `initial_data.${field}`)) continue;
-      const problem = outboundUrlProblem(value, this.config.allowHttpHosts) ?? literalAddressProblem(value, this.config.outboundAllow);
+      const problem = this.startChecks.outboundProblem(value);
       if (problem) problems.push({ field: `initial_data.${field}`, rule: 'outbound_policy', message: problem });
     }
     if (problems.length) throw validationFailed(problems);
   }
 
-  /**
-   * A connection's secrets go only to the destination stored with it: a URL input of another
-   * origin is refused here, before anything starts. An unknown connection, or one of another
-   * plugin, is left to the activity, which fails the run closed with its own failure_type.
-   */
+  /** A URL input other than the connection's stored destination is refused here, before anything starts. */
   private async checkConnectionDestinations(def: WorkflowDefinition, data: RunData, principal: Principal) {
     const problems: FieldProblem[] = [];
     for (const binding of def.connection_url_fields ?? []) {
       const connectionUuid = data[binding.connection];
       const url = data[binding.url];
       if (typeof connectionUuid !== 'string' || typeof url !== 'string') continue;
-      const row = await this.connections.get(principal.organization_uuid, connectionUuid);
-      if (!row || row.plugin !== binding.plugin) continue;
-      const destination = connectionDestination(row);
-      if (sameOrigin(url, destination)) continue;
-      problems.push({
-        field: `initial_data.${binding.url}`,
-        rule: 'connection_destination',
-        message: destination
-          ? `must have the origin of connection ${connectionUuid} (${originOf(destination)}), the only place its secrets are sent; or leave it out to use the connection's`
-          : `connection ${connectionUuid} has no destination yet: set it with its secrets (PATCH /api/connections/${connectionUuid})`,
-      });
+      const problem = await this.startChecks.connectionDestinationProblem(principal.organization_uuid, binding.plugin, connectionUuid, url);
+      if (problem) problems.push({ field: `initial_data.${binding.url}`, rule: 'connection_destination', message: problem });
     }
     if (problems.length) throw validationFailed(problems);
   }
