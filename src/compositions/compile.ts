@@ -12,9 +12,10 @@ import {
   type Plan,
 } from '../../workflows/composition/plan';
 import { ROUTE, ROUTE_OUTPUT as ROUTE_FIELD } from '../../workflows/runtime/dag-plan';
-import { END_USER_FIELDS, type WorkflowDefinition } from '../../workflows/runtime/definition';
+import { END_USER_FIELDS, type RunData, type WorkflowDefinition } from '../../workflows/runtime/definition';
 import { jsonSchema } from '../catalog/json-schema';
 import type { FieldProblem } from '../common/api-error';
+import type { StartChecks } from '../runs/start-checks';
 import type { CompositionStep } from './composition-body';
 
 type JsonTypes = Set<string> | 'any';
@@ -60,15 +61,23 @@ function jsonFields(def: WorkflowDefinition) {
   return cached;
 }
 
+/** What a start of the composing organization checks beyond a type's input schema (see StartChecks). */
+export interface ConstantChecks {
+  organization_uuid: string;
+  checks: Pick<StartChecks, 'outboundProblem' | 'shapeProblem'>;
+}
+
 /**
  * Checks a composition's steps against the built-in types and compiles them into a plan: layers
  * in dependency order (the order given, where the mappings allow it). Every problem is named by
- * the step's field path and, in its message, by the step's id.
+ * the step's field path and, in its message, by the step's id. `start`: the API's checks of a
+ * start, which a step's constants meet too; without them (a test's plan) only their types' schemas.
  */
 export function compileComposition(
   steps: CompositionStep[],
   lookup: DefinitionLookup,
   exposedToEndUsers = false,
+  start?: ConstantChecks,
 ): { plan: Plan } | { problems: FieldProblem[] } {
   const problems: FieldProblem[] = [];
   const problem = (field: string, rule: string, step: CompositionStep, message: string) =>
@@ -167,6 +176,7 @@ export function compileComposition(
       const named = requirement.declared[0][0];
       problem(`steps.${i}.inputs.${named}`, 'required', step, `${step.workflow_type} requires ${either(requirement.declared)}: map one of them from an input, a step or a constant`);
     }
+    if (def) problems.push(...constantProblems(def, step, i, start));
   });
   problems.push(...cycleProblems(steps, deps));
   if (problems.length) return { problems };
@@ -182,6 +192,67 @@ export function compileComposition(
   };
   problems.push(...routeOrderProblems(steps, defs, order, routeSource), ...freeInputProblems(steps, plan, lookup));
   return problems.length ? { problems } : { plan };
+}
+
+/**
+ * A step's constants as a start of its type would be checked: the type's rules across fields when
+ * every input is a constant (the child's input is then known in full; each field's own rules are
+ * checked with its mapping), and, given the API's checks, the outbound policy for a URL the worker
+ * will call, the run's organization, and the limits on what a run carries.
+ */
+function constantProblems(def: WorkflowDefinition, step: CompositionStep, i: number, start: ConstantChecks | undefined): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const push = (field: string | undefined, rule: string, message: string) =>
+    problems.push({ field: field === undefined ? `steps.${i}.inputs` : `steps.${i}.inputs.${field}`, rule, message: `step ${step.id}: ${message}` });
+  const fields = inputFields(def);
+  const constants: RunData = {};
+  for (const [field, mapping] of Object.entries(step.inputs)) if ('const' in mapping && Object.hasOwn(fields, field)) constants[field] = mapping.const;
+  const fits = (field: string) => fields[field].safeParse(constants[field]).success;
+  if (Object.keys(constants).length === Object.keys(step.inputs).length) {
+    for (const issue of def.input.safeParse(constants).error?.issues ?? []) {
+      const field = issue.path.length ? String(issue.path[0]) : undefined;
+      // Named already: a constant its field refuses, or a field left unmapped that the type requires.
+      if (field !== undefined && (Object.hasOwn(constants, field) ? !fits(field) : issue.code === 'invalid_type')) continue;
+      push(field, 'type_mismatch', `the constants do not fit ${def.workflow_type}${field === undefined ? '' : ` at ${field}`}: ${issue.message}`);
+    }
+  }
+  if (!start) return problems;
+  for (const field of def.outbound_url_fields) {
+    const url = constants[field];
+    const refused = typeof url === 'string' && fits(field) ? start.checks.outboundProblem(url) : undefined;
+    if (refused) push(field, 'outbound_policy', refused);
+  }
+  const orgField = def.organization_field;
+  if (orgField && Object.hasOwn(constants, orgField) && constants[orgField] !== start.organization_uuid) {
+    push(orgField, 'organization_mismatch', `${orgField} must be the organization the composition belongs to: a run acts only for its own`);
+  }
+  const shape = start.checks.shapeProblem(constants);
+  if (shape) push(undefined, shape.rule, `the input its constants make ${shape.message}`);
+  return problems;
+}
+
+/**
+ * A constant connection and a constant URL its secrets would be sent to: checked against the
+ * connection's stored destination, as a start naming both is (the activity checks again before any call).
+ */
+export async function constantDestinationProblems(
+  steps: CompositionStep[],
+  lookup: DefinitionLookup,
+  organizationUuid: string,
+  checks: Pick<StartChecks, 'connectionDestinationProblem'>,
+): Promise<FieldProblem[]> {
+  const problems: FieldProblem[] = [];
+  for (const [i, step] of steps.entries()) {
+    for (const binding of lookup(step.workflow_type)?.connection_url_fields ?? []) {
+      const connection = step.inputs[binding.connection];
+      const url = step.inputs[binding.url];
+      if (!connection || !url || !('const' in connection) || !('const' in url)) continue;
+      if (typeof connection.const !== 'string' || typeof url.const !== 'string') continue;
+      const refused = await checks.connectionDestinationProblem(organizationUuid, binding.plugin, connection.const, url.const);
+      if (refused) problems.push({ field: `steps.${i}.inputs.${binding.url}`, rule: 'connection_destination', message: `step ${step.id}: ${refused}` });
+    }
+  }
+  return problems;
 }
 
 function declaresRoute(def: WorkflowDefinition | undefined) {

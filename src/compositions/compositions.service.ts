@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import { randomUUID } from 'node:crypto';
+import type { ConnectionStore } from '../../activities/connections';
 import type { DatabaseHandle } from '../../db/client';
 import { compositions, compositionVersions } from '../../db/schema';
 import { compositionDefinition, type CompositionVersion } from '../../workflows/composition/definition';
@@ -10,8 +11,10 @@ import type { WorkflowDefinition } from '../../workflows/runtime/definition';
 import type { Principal } from '../auth/principal';
 import { jsonSchema } from '../catalog/json-schema';
 import { notFound, validationFailed } from '../common/api-error';
-import { DATABASE } from '../common/di';
-import { compileComposition } from './compile';
+import { CONFIG, CONNECTIONS, DATABASE } from '../common/di';
+import type { AppConfig } from '../config';
+import { StartChecks } from '../runs/start-checks';
+import { compileComposition, constantDestinationProblems } from './compile';
 import type { CompositionBody } from './composition-body';
 import { canonicalUuid } from '../common/uuid';
 
@@ -24,15 +27,22 @@ type VersionRow = typeof compositionVersions.$inferSelect;
 @Injectable()
 export class CompositionsService {
   private readonly definitions = new Map<string, { organization: string; definition: WorkflowDefinition; input_schema: unknown }>();
+  private readonly startChecks: StartChecks;
 
-  constructor(@Inject(DATABASE) private readonly database: DatabaseHandle) {}
+  constructor(
+    @Inject(DATABASE) private readonly database: DatabaseHandle,
+    @Inject(CONFIG) config: AppConfig,
+    @Inject(CONNECTIONS) connections: ConnectionStore,
+  ) {
+    this.startChecks = new StartChecks(config, connections);
+  }
 
   private get db() {
     return this.database.db;
   }
 
   async create(principal: Principal, body: CompositionBody) {
-    const plan = this.compile(body);
+    const plan = await this.compile(principal, body);
     const compositionUuid = randomUUID();
     await this.db.transaction(async (tx) => {
       await tx.insert(compositions).values({ compositionUuid, organizationUuid: principal.organization_uuid, latestVersion: 1 });
@@ -44,7 +54,7 @@ export class CompositionsService {
   /** The next version; runs of earlier versions keep theirs, and every version stays startable. */
   async update(principal: Principal, uuidParam: string, body: CompositionBody) {
     const { compositionUuid } = await this.requireComposition(principal, uuidParam);
-    const plan = this.compile(body);
+    const plan = await this.compile(principal, body);
     const version = await this.db.transaction(async (tx) => {
       const [row] = await tx
         .update(compositions)
@@ -129,9 +139,13 @@ export class CompositionsService {
     return row ? this.definitionOf(organizationUuid, row.version) : undefined;
   }
 
-  private compile(body: CompositionBody): Plan {
-    const compiled = compileComposition(body.steps, findDefinition, body.exposed_to_end_users);
+  /** A step's constants are checked as a start of its type checks its input, for the organization composing it. */
+  private async compile(principal: Principal, body: CompositionBody): Promise<Plan> {
+    const org = principal.organization_uuid;
+    const compiled = compileComposition(body.steps, findDefinition, body.exposed_to_end_users, { organization_uuid: org, checks: this.startChecks });
     if ('problems' in compiled) throw validationFailed(compiled.problems);
+    const destinations = await constantDestinationProblems(body.steps, findDefinition, org, this.startChecks);
+    if (destinations.length) throw validationFailed(destinations);
     return compiled.plan;
   }
 

@@ -91,6 +91,12 @@ describe('POST /api/compositions', () => {
       'steps.0.id',
       'name_clash',
     ],
+    [
+      'a constant URL the outbound policy refuses (plain http to a private address)',
+      [{ ...cleanupSteps()[0], inputs: { ...cleanupSteps()[0].inputs, base_url: { const: 'http://10.1.2.3/api' } } }, cleanupSteps()[1]],
+      'steps.0.inputs.base_url',
+      'outbound_policy',
+    ],
   ])('refuses %s with 422 naming the step and field, storing nothing', async (_what, steps, field, rule) => {
     const before = (await api('/api/compositions')).body.compositions.length;
     const res = await api('/api/compositions', { body: { name: 'bad', steps } });
@@ -99,6 +105,24 @@ describe('POST /api/compositions', () => {
     expect(res.body.error.details).toContainEqual({ field, rule, message: expect.stringMatching(/^step \w+: /) });
     expect(JSON.stringify(res.body)).not.toContain(ESIGN_VALID_TOKEN);
     expect((await api('/api/compositions')).body.compositions.length).toBe(before);
+  });
+
+  it("refuses a constant connection with a constant URL outside the connection's destination (422 connection_destination), storing nothing", async () => {
+    const created = await api('/api/connections', {
+      body: { plugin: 'esign', name: uniqueId('pinned'), secrets: { api_token: ESIGN_VALID_TOKEN }, config: { base_url: stackEnv.esignUrl } },
+    });
+    expect(created.status).toBe(201);
+    const pinned = (base_url: string) => [
+      { id: 'info', workflow_type: RESOURCES, inputs: { connection_uuid: { const: created.body.connection_uuid }, base_url: { const: base_url } } },
+    ];
+    const before = (await api('/api/compositions')).body.compositions.length;
+    const res = await api('/api/compositions', { body: { name: 'elsewhere', steps: pinned('https://elsewhere.example.com/api') } });
+    expect(res.status).toBe(422);
+    expect(res.body.error.details).toEqual([
+      { field: 'steps.0.inputs.base_url', rule: 'connection_destination', message: expect.stringMatching(/^step info: must have the origin of connection /) },
+    ]);
+    expect((await api('/api/compositions')).body.compositions.length).toBe(before);
+    expect((await api('/api/compositions', { body: { name: 'pinned', steps: pinned(stackEnv.esignUrl) } })).status).toBe(201);
   });
 
   it('refuses a malformed body with 422 naming the field', async () => {

@@ -2,7 +2,10 @@ import { z } from 'zod';
 import type { DatabaseHandle } from '../../db/client';
 import type { Principal } from '../../src/auth/principal';
 import { CompositionsService } from '../../src/compositions/compositions.service';
-import { compileComposition } from '../../src/compositions/compile';
+import { compileComposition, constantDestinationProblems } from '../../src/compositions/compile';
+import { loadConfig } from '../../src/config';
+import { StartChecks } from '../../src/runs/start-checks';
+import type { ConnectionStore } from '../../activities/connections';
 import { compositionBodySchema, type CompositionStep } from '../../src/compositions/composition-body';
 import { buildOpenApiDocument } from '../../src/openapi/document';
 import { compositionDefinition, temporalStart } from '../../workflows/composition/definition';
@@ -185,6 +188,64 @@ describe('compileComposition', () => {
   });
 });
 
+describe('constants, checked as a start of their type checks its input', () => {
+  const start = { organization_uuid: 'org_composing', checks: new StartChecks(loadConfig({}), { get: async () => undefined }) };
+  const problemsWithStart = (list: unknown[]) => {
+    const result = compileComposition(steps(list), lookup, false, start);
+    return 'problems' in result ? result.problems.map((p) => ({ field: p.field, rule: p.rule })) : [];
+  };
+  const webhook = (inputs: Record<string, unknown>) => ({
+    id: 'hook',
+    workflow_type: 'webhook.endpoint.create-verify-and-replay',
+    inputs: { organization_uuid: { const: 'org_composing' }, target_url: { const: 'https://hooks.example.com/in' }, ...inputs },
+  });
+  const deep = (levels: number): unknown => (levels ? { next: deep(levels - 1) } : {});
+
+  it.each([
+    ['a URL over plain http', [info({ base_url: { const: 'http://10.1.2.3/api' } })], 'steps.0.inputs.base_url', 'outbound_policy'],
+    ['a URL at a private address', [info({ base_url: { const: 'https://10.1.2.3/api' } })], 'steps.0.inputs.base_url', 'outbound_policy'],
+    ['another organization', [webhook({ organization_uuid: { const: 'org_someone_else' } })], 'steps.0.inputs.organization_uuid', 'organization_mismatch'],
+    ['an input nested deeper than a start may be', [webhook({ test_event: { const: deep(20) } })], 'steps.0.inputs', 'max_depth'],
+  ])('refuses %s, as a start of the type would', (_what, list, field, rule) => {
+    expect(problemsWithStart(list)).toEqual([{ field, rule }]);
+  });
+
+  it('accepts what a start of the type accepts', () => {
+    expect(problemsWithStart([info({ base_url: { const: 'https://esign.example.com/api' } }), del()])).toEqual([]);
+    expect(problemsWithStart([webhook({ test_event: { const: deep(3) } })])).toEqual([]);
+  });
+
+  it("applies the type's rules across fields when every input is a constant, and only then", () => {
+    const configure = (inputs: Record<string, unknown>) => [{ id: 'apps', workflow_type: 'identity.app.configure-client', inputs }];
+    const clientKey = { const: 'ck_0123456789abcdef' };
+    expect(problemsOf(configure({ client_key: clientKey, add_redirect_uris: { const: [] } }))).toEqual([
+      { field: 'steps.0.inputs.add_redirect_uris', rule: 'type_mismatch' },
+    ]);
+    // remove_redirect_uris, given at start, may meet the rule.
+    expect(planOf(configure({ client_key: clientKey, add_redirect_uris: { const: [] }, remove_redirect_uris: { from: 'input', name: 'remove' } })).layers).toHaveLength(1);
+  });
+
+  it("refuses a constant connection's constant URL outside its stored destination, as a start naming both is", async () => {
+    const pinned = (base_url: string) =>
+      steps([{ id: 'info', workflow_type: RESOURCES, inputs: { connection_uuid: { const: '0b7c6a3e-8d1f-4c2a-9e5b-1a2b3c4d5e6f' }, base_url: { const: base_url } } }]);
+    const asked: unknown[][] = [];
+    const checks = {
+      connectionDestinationProblem: async (...args: [string, string, string, string]) => {
+        asked.push(args);
+        return args[3].startsWith('https://esign.example.com/') ? undefined : 'must have the origin of connection …';
+      },
+    };
+    expect(await constantDestinationProblems(pinned('https://elsewhere.example.com/api'), lookup, 'org_composing', checks)).toEqual([
+      { field: 'steps.0.inputs.base_url', rule: 'connection_destination', message: 'step info: must have the origin of connection …' },
+    ]);
+    expect(await constantDestinationProblems(pinned('https://esign.example.com/api'), lookup, 'org_composing', checks)).toEqual([]);
+    expect(asked[0]).toEqual(['org_composing', 'esign', '0b7c6a3e-8d1f-4c2a-9e5b-1a2b3c4d5e6f', 'https://elsewhere.example.com/api']);
+    // A URL given at start is checked at start; one from another step, by the activity before any call.
+    expect(await constantDestinationProblems(steps([info({ connection_uuid: { const: '0b7c6a3e-8d1f-4c2a-9e5b-1a2b3c4d5e6f' } })]), lookup, 'org_composing', checks)).toEqual([]);
+    expect(asked).toHaveLength(2);
+  });
+});
+
 describe('composed type definition', () => {
   const version = (plan: Plan) => ({ composition_uuid: '0b7c6a3e-8d1f-4c2a-9e5b-1a2b3c4d5e6f', version: 2, name: 'cleanup', exposed_to_end_users: true, plan });
   const def = compositionDefinition(version(planOf([info(), del()])), lookup);
@@ -293,6 +354,7 @@ describe('composed types listed by a process that did not create them', () => {
     principal_type: 'api_token',
   });
   const body = (name: string) => compositionBodySchema.parse({ name, steps: [info()] });
+  const noConnections = { get: async () => undefined } as unknown as ConnectionStore;
 
   beforeAll(async () => {
     database = await openMigratedPglite();
@@ -300,13 +362,13 @@ describe('composed types listed by a process that did not create them', () => {
   afterAll(() => database.close());
 
   it('lists every version, newest composition first, as the creating process does, from the plans it reads once', async () => {
-    const creator = new CompositionsService(database);
+    const creator = new CompositionsService(database, loadConfig({}), noConnections);
     const first = await creator.create(member('org_list_a'), body('first'));
     const second = await creator.create(member('org_list_a'), body('second'));
     await creator.update(member('org_list_a'), second.composition_uuid, body('second, again'));
     await creator.create(member('org_list_b'), body('elsewhere'));
 
-    const fresh = new CompositionsService(database);
+    const fresh = new CompositionsService(database, loadConfig({}), noConnections);
     const listed = await fresh.listTypes('org_list_a');
     expect(listed.map((d) => d.workflow_type)).toEqual([
       composedType(second.composition_uuid, 2),
