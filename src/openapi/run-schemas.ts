@@ -6,12 +6,14 @@ import { OVERLAP_POLICIES, type Overlap } from '../schedules/schedule-body';
  * The answers of the run and catalog routes: the OpenAPI document and the MCP tools' output
  * schemas are both derived from these, so an agent sees exactly what the API returns.
  */
+const typeVersion = z.string().describe("The type's version, <major>.<minor>: a composed type virtual.<composition_uuid>@N is N.0");
+
 export const startResult = z.object({ workflow_id: z.string(), state_name: z.string(), is_terminal: z.boolean() });
 export const cancelResult = z.object({ workflow_id: z.string(), cancel_requested: z.literal(true) });
 export const run = z.object({
   workflow_id: z.string(),
   workflow_type: z.string(),
-  version: z.string(),
+  version: typeVersion,
   organization_uuid: z.string(),
   state_name: z.string(),
   is_terminal: z.boolean(),
@@ -32,13 +34,13 @@ export const transition = z.object({
 });
 export const typeList = z.object({
   types: z.array(
-    z.object({ workflow_type: z.string(), version: z.string(), kind: z.string(), description: z.string(), has_prerequisites: z.boolean() }),
+    z.object({ workflow_type: z.string(), version: typeVersion, kind: z.string(), description: z.string(), has_prerequisites: z.boolean() }),
   ),
   namespaces: z.array(z.object({ name: z.string(), count: z.int() })),
 });
 export const definition = z.object({
   workflow_type: z.string(),
-  version: z.string(),
+  version: typeVersion,
   kind: z.enum(['Atomic', 'Linear', 'Dag']),
   description: z.string(),
   states: z.array(

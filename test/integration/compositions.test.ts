@@ -187,7 +187,7 @@ describe('GET and PUT /api/compositions', () => {
       expect(Object.keys(schema.body.input_schema.properties).sort()).toEqual(fields);
     }
     const def = await api(`/api/workflows/types/${created.workflow_type}`);
-    expect(def.body).toMatchObject({ workflow_type: created.workflow_type, kind: 'Dag', version: '1', exposed_to_end_users: true });
+    expect(def.body).toMatchObject({ workflow_type: created.workflow_type, kind: 'Dag', version: '1.0', exposed_to_end_users: true });
     expect(def.body.states.map((s: { name: string }) => s.name)).toEqual(expect.arrayContaining(['PENDING', 'RUNNING_INFO', 'RUNNING_REMOVE', 'COMPLETED', 'FAILED']));
   });
 
@@ -207,6 +207,9 @@ describe('the catalog and another organization', () => {
     expect(mine.body.namespaces).toContainEqual({ name: 'virtual', count: expect.any(Number) });
     const virtualOnly = await api('/api/workflows/types?prefix=virtual.');
     expect(virtualOnly.body.types.every((t: { kind: string }) => t.kind === 'Dag')).toBe(true);
+    // One version format in the catalog: <major>.<minor>, N.0 for virtual.<uuid>@N.
+    expect(mine.body.types.filter((t: { version: string }) => !/^\d+\.\d+$/.test(t.version))).toEqual([]);
+    expect(mine.body.types).toContainEqual(expect.objectContaining({ workflow_type: created.workflow_type, version: '1.0' }));
 
     const theirs = await api('/api/workflows/types', { token: stackEnv.tokenB });
     expect(theirs.body.types.map((t: { workflow_type: string }) => t.workflow_type)).not.toContain(created.workflow_type);
@@ -277,7 +280,7 @@ describe('composed runs', () => {
     const input = runInput('ok');
     const id = await startRun(workflow_type, input);
     const run = await waitForTerminal(id);
-    expect(run).toMatchObject({ workflow_type, version: '1', status: 'COMPLETED', state_name: 'COMPLETED' });
+    expect(run).toMatchObject({ workflow_type, version: '1.0', status: 'COMPLETED', state_name: 'COMPLETED' });
     expect(run.state_data).toMatchObject({
       status: 'succeeded',
       api_token: '[redacted]',
@@ -391,9 +394,9 @@ describe('composed runs', () => {
     const second = await startRun(v2, { base_url: stackEnv.esignUrl, api_token: ESIGN_VALID_TOKEN });
 
     const [one, two] = await Promise.all([waitForTerminal(first), waitForTerminal(second)]);
-    expect(one).toMatchObject({ workflow_type: v1, version: '1', status: 'COMPLETED' });
+    expect(one).toMatchObject({ workflow_type: v1, version: '1.0', status: 'COMPLETED' });
     expect(one.state_data.remove).toMatchObject({ status_code: 204 });
-    expect(two).toMatchObject({ workflow_type: v2, version: '2', status: 'COMPLETED' });
+    expect(two).toMatchObject({ workflow_type: v2, version: '2.0', status: 'COMPLETED' });
     expect(two.state_data).not.toHaveProperty('remove');
     expect(two.state_data.info).toMatchObject({ status_code: 200 });
 

@@ -1,5 +1,9 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
-import type { DatabaseHandle } from '../../db/client';
+import { type DatabaseHandle, projectRoot } from '../../db/client';
+import { runs } from '../../db/schema';
 import type { Principal } from '../../src/auth/principal';
 import { CompositionsService } from '../../src/compositions/compositions.service';
 import { compileComposition, constantDestinationProblems } from '../../src/compositions/compile';
@@ -255,6 +259,8 @@ describe('composed type definition', () => {
     expect(parseComposedType(def.workflow_type)).toEqual({ composition_uuid: '0b7c6a3e-8d1f-4c2a-9e5b-1a2b3c4d5e6f', version: 2 });
     expect(parseComposedType('virtual.nope@1')).toBeUndefined();
     expect(def.kind).toBe('Dag');
+    // <major>.<minor>, as a built-in type's version is.
+    expect([def.version, findDefinition(RESOURCES)!.version]).toEqual(['2.0', '1.0']);
     expect(def.exposed_to_end_users).toBe(true);
     expect(Object.keys(def.states)).toEqual(expect.arrayContaining(['pending', 'running_info', 'running_remove', 'completed', 'failed']));
   });
@@ -381,5 +387,26 @@ describe('composed types listed by a process that did not create them', () => {
     const again = await fresh.listTypes('org_list_a');
     again.forEach((d, i) => expect(d).toBe(listed[i]));
     expect(await fresh.listTypes('org_unknown')).toEqual([]);
+  });
+
+  it('migration 0011 rewrites the version of composed runs registered as N to N.0, and nothing else', async () => {
+    const composed = composedType('0b7c6a3e-8d1f-4c2a-9e5b-1a2b3c4d5e6f', 12);
+    const at = new Date();
+    const run = (workflowId: string, workflowType: string, version: string) =>
+      ({ workflowId, organizationUuid: 'org_migrated', workflowType, version, stateName: 'completed', status: 'COMPLETED', createdAt: at, updatedAt: at });
+    await database.db.insert(runs).values([
+      run('wf_migrated_old', composed, '12'),
+      run('wf_migrated_new', composed, '12.0'),
+      run('wf_migrated_builtin', RESOURCES, '1.0'),
+      run('wf_migrated_other', 'acme.legacy', '3'),
+    ]);
+    await database.db.execute(sql.raw(fs.readFileSync(path.join(projectRoot(), 'db', 'migrations', '0011_composed_run_versions.sql'), 'utf8')));
+    const rows = await database.db.select({ id: runs.workflowId, version: runs.version }).from(runs).where(eq(runs.organizationUuid, 'org_migrated'));
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.version]))).toEqual({
+      wf_migrated_old: '12.0',
+      wf_migrated_new: '12.0',
+      wf_migrated_builtin: '1.0',
+      wf_migrated_other: '3',
+    });
   });
 });

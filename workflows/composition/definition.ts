@@ -28,7 +28,8 @@ export function compositionDefinition(version: CompositionVersion, lookup: Defin
   const { connection_url_fields, ...roles } = compositionFieldRoles(free, lookup);
   const def = defineDag({
     workflow_type: composedType(version.composition_uuid, version.version),
-    version: String(version.version),
+    // <major>.<minor> as a built-in type's: the composition's version is the major, and never changes once made.
+    version: `${version.version}.0`,
     description: version.name,
     input,
     output: dagOutput(version.plan, freeOnly.partial().shape),
