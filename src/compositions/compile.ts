@@ -213,7 +213,7 @@ function constantProblems(def: WorkflowDefinition, step: CompositionStep, i: num
       const field = issue.path.length ? String(issue.path[0]) : undefined;
       // Named already: a constant its field refuses, or a field left unmapped that the type requires.
       if (field !== undefined && (Object.hasOwn(constants, field) ? !fits(field) : issue.code === 'invalid_type')) continue;
-      push(field, 'type_mismatch', `the constants do not fit ${def.workflow_type}${field === undefined ? '' : ` at ${field}`}: ${issue.message}`);
+      push(field, 'type_mismatch', `the input its constants make fails ${def.workflow_type}${field === undefined ? '' : ` at ${field}`}: ${issue.message}`);
     }
   }
   if (!start) return problems;
@@ -326,12 +326,12 @@ function freeInputProblems(steps: CompositionStep[], plan: Plan, lookup: Definit
     const isSecret = (f: FreeInput['feeds'][number]) => Boolean(lookup(f.workflow_type)?.secret_fields.includes(f.field));
     const secret = input.feeds.find(isSecret);
     // A route step's field is not known to be secret: its type is named only when the run gets there.
-    const clear = secret ? input.feeds.filter((f) => !isSecret(f)) : [];
-    for (const f of clear) {
+    for (const f of input.feeds) {
+      if (!secret || isSecret(f)) continue;
       problems.push({
         field: at(f.step, f.field),
         rule: 'secret_input',
-        message: `step ${f.step}: input ${name} also feeds ${secret?.step}.${secret?.field}, a secret; an input feeding a secret field may feed only secret fields, or ${f.field} would show and send it in clear`,
+        message: `step ${f.step}: input ${name} also feeds ${secret.step}.${secret.field}, a secret; an input feeding a secret field may feed only secret fields, or ${f.field} would show and send it in clear`,
       });
     }
     const typed = input.feeds

@@ -143,9 +143,8 @@ export class CompositionsService {
   private async compile(principal: Principal, body: CompositionBody): Promise<Plan> {
     const org = principal.organization_uuid;
     const compiled = compileComposition(body.steps, findDefinition, body.exposed_to_end_users, { organization_uuid: org, checks: this.startChecks });
-    if ('problems' in compiled) throw validationFailed(compiled.problems);
-    const destinations = await constantDestinationProblems(body.steps, findDefinition, org, this.startChecks);
-    if (destinations.length) throw validationFailed(destinations);
+    const problems = [...('problems' in compiled ? compiled.problems : []), ...(await constantDestinationProblems(body.steps, findDefinition, org, this.startChecks))];
+    if ('problems' in compiled || problems.length) throw validationFailed(problems);
     return compiled.plan;
   }
 

@@ -121,6 +121,11 @@ describe('POST /api/compositions', () => {
     expect(res.body.error.details).toEqual([
       { field: 'steps.0.inputs.base_url', rule: 'connection_destination', message: expect.stringMatching(/^step info: must have the origin of connection /) },
     ]);
+    // Named with every other problem at once.
+    const more = await api('/api/compositions', {
+      body: { name: 'elsewhere', steps: [...pinned('https://elsewhere.example.com/api'), { id: 'other', workflow_type: 'no.such.type', inputs: {} }] },
+    });
+    expect(more.body.error.details.map((d: { rule: string }) => d.rule).sort()).toEqual(['connection_destination', 'unknown_type']);
     expect((await api('/api/compositions')).body.compositions.length).toBe(before);
     expect((await api('/api/compositions', { body: { name: 'pinned', steps: pinned(stackEnv.esignUrl) } })).status).toBe(201);
   });

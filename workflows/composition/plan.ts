@@ -65,7 +65,7 @@ export interface StepRequirement {
 }
 
 /** A type's declared alternatives (see StepRequirement); empty when it declares none, or anything this cannot read. */
-export function requiredAlternatives(def: WorkflowDefinition): string[][] {
+function requiredAlternatives(def: WorkflowDefinition): string[][] {
   const anyOf = (def.input.meta() as { anyOf?: unknown } | undefined)?.anyOf;
   if (!Array.isArray(anyOf)) return [];
   const sets = anyOf.map((a) => {
@@ -189,7 +189,7 @@ export function compositionInputSchema(plan: Plan, lookup: DefinitionLookup, ste
       { when: (payload) => payload.value !== null && typeof payload.value === 'object' },
     );
   }
-  return { input, freeOnly: z.strictObject(freeShape).meta(requirementsSchema(freeShape, requiredByField, requirements)), freeShape, free };
+  return { input, freeOnly: z.strictObject(freeShape).meta(requirementsSchema(freeShape, requiredByField, requirements)), free };
 }
 
 /** The requirements in JSON Schema: a set of its own is `required`; several sets, an `anyOf`. */
