@@ -205,6 +205,20 @@ describe.each(WIRINGS)('state-machine runtime, %s', (_wiring, wire, writesAhead)
     expect(transitionsOf('wf_poll_invalid').map((e) => e.action)).toEqual(['fail']);
   });
 
+  it.each([
+    ['an unknown field', 'wf_invalid_unknown', { interval: 0, token: 'tok_SECRET_1', password: 'pw_SECRET_2' }, { token: '[redacted]' }],
+    ['a secret field of the wrong type', 'wf_invalid_secret_type', { interval: 5, token: 12345678, extra: 1 }, { interval: 5 }],
+  ])('keeps of invalid input only its schema fields with accepted values, secrets redacted: %s', async (_, id, initial_data, kept) => {
+    const { output } = await failureOf(id, initial_data);
+    const failureFields = ['error', 'error_type', 'failed_action', 'failed_at_state', 'failed_layer', 'failed_step', 'failure_reason', 'failure_type'];
+    expect(Object.keys(output).sort()).toEqual([...Object.keys(kept), ...failureFields].sort());
+    expect(output).toMatchObject(kept);
+    const [fail] = transitionsOf(id);
+    expect(fail.terminal?.state_data).toEqual(output);
+    const shown = JSON.stringify([output, fail]);
+    for (const secret of ['SECRET', '12345678']) expect(shown).not.toContain(secret);
+  });
+
   const failureOf = async (workflowId: string, initial_data: Record<string, unknown> = { interval: 5 }) => {
     const error = await env.client.workflow
       .execute('test.poller', { taskQueue: 'runtime-test', workflowId, args: [{ organization_uuid: 'org_test', initial_data }] })

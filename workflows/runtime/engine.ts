@@ -9,6 +9,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { z } from 'zod';
 import { MEMO_END_USER, MEMO_SCHEDULE_ID, MEMO_WORKFLOW_TYPE, ORGANIZATION_PREFIX, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE } from '../constants';
 import { CANCELLED, type EngineWorkflowInput, type FailedRunDetails, type ResumePoint, type RunOwner, type TerminalStatus } from './contract';
 import { findTransition, initialState, type RunData, type StepContext, type WorkflowDefinition } from './definition';
@@ -24,6 +25,7 @@ const PATCH_WELL_FORMED_INPUT = 'engine-well-formed-input';
 const PATCH_ORGANIZATION_BINDING = 'engine-organization-binding';
 const PATCH_CANCEL_AS_FAILURE = 'engine-cancel-as-failure';
 const PATCH_WRITE_AHEAD = 'engine-write-ahead';
+const PATCH_INVALID_INPUT_KEPT_SAFE = 'engine-invalid-input-kept-safe';
 
 /** Past this many history events a waiting run continues as new, keeping histories bounded. */
 const CONTINUE_AS_NEW_AFTER_EVENTS = 2_000;
@@ -98,7 +100,11 @@ class Machine {
     }
     if (!resume) {
       const invalid = this.validateInput();
-      if (invalid) return this.fail(invalid, 'validate', false);
+      if (invalid) {
+        // Executions recorded before this carried the whole input into their output, unknown fields included.
+        if (patched(PATCH_INVALID_INPUT_KEPT_SAFE)) this.data = this.safeInput();
+        return this.fail(invalid, 'validate', false);
+      }
     }
     let next: Next = resume?.next ?? this.autoAdvance(this.state);
     try {
@@ -349,6 +355,29 @@ class Machine {
       .map((p) => `${p.field}: ${p.message}`)
       .join('; ');
     return classifyFailure(new StepFailure(reason, 'invalid_input', 'validation'), this.state, 'validate');
+  }
+
+  /**
+   * What a run whose input was refused keeps of it for its output: the fields its schema declares,
+   * each with a value that field's schema accepts and Postgres can store. An unknown field may be a
+   * secret no secret_fields entry names, and a value of the wrong type would break the type's output
+   * schema (a secret field's included: it was never the secret the caller meant to send).
+   */
+  private safeInput(): RunData {
+    const initial: unknown = this.input.initial_data;
+    const shape = this.def.input instanceof z.ZodObject ? (this.def.input.shape as Record<string, z.ZodType>) : {};
+    if (initial === null || typeof initial !== 'object' || Array.isArray(initial)) return {};
+    const kept: RunData = {};
+    for (const [field, value] of Object.entries(initial)) {
+      if (!Object.hasOwn(shape, field) || findUnstorableText(value) !== undefined) continue;
+      try {
+        const parsed = shape[field].safeParse(value);
+        if (parsed.success) kept[field] = parsed.data;
+      } catch {
+        // A field schema that throws keeps nothing of its field (see validateInput).
+      }
+    }
+    return kept;
   }
 
   private autoAdvance(state: string): Next {
