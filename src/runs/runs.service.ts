@@ -62,14 +62,14 @@ export class RunsService {
   }
 
   /**
-   * Starts a run; `replayed` says an Idempotency-Key matched an earlier identical request.
+   * Starts a run; `replayed` says its Idempotency-Key returned the run an earlier identical request started.
    * `databaseDown` is the database check begun as the request arrived, if it was.
    */
   async start(principal: Principal, sent: StartBody, idempotencyKey?: string, databaseDown = this.databaseCheck.ask()) {
     const body = pinEndUser(principal, sent);
     const def = await this.checkStart(principal, body);
     idempotencyKey ??= inputIdempotencyKey(def, body.initial_data);
-    if (idempotencyKey === undefined) return { result: await this.launch(def, body, principal, newRunId(), databaseDown), replayed: false };
+    if (idempotencyKey === undefined) return this.launch(def, body, principal, newRunId(), databaseDown);
 
     if (!IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw validationFailed([{ field: 'Idempotency-Key', rule: 'format', message: 'must be 1-255 printable ASCII characters' }]);
@@ -96,7 +96,7 @@ export class RunsService {
       if (existing) return { result: startResult(existing), replayed: true };
     }
     // Not the request that claimed the key: a concurrent duplicate, or the repeat of one that failed.
-    return { result: await this.launch(def, body, principal, entry.workflowId, databaseDown), replayed: !claimed.length };
+    return this.launch(def, body, principal, entry.workflowId, databaseDown);
   }
 
   /** Everything a start is validated on (422 naming each field), before anything starts; also for a schedule's runs. */
@@ -146,21 +146,24 @@ export class RunsService {
     if (problems.length) throw validationFailed(problems);
   }
 
-  /** A concurrent request with the same Idempotency-Key may have started the run first: the same run. */
+  /**
+   * A concurrent request with the same Idempotency-Key may have started the run first: the same
+   * run, replayed. A repeat of a start that failed (503) starts the run itself: not replayed.
+   */
   private async launch(def: WorkflowDefinition, body: StartBody, principal: Principal, workflowId: string, databaseDown: Promise<unknown>) {
     // With the database down (the token may come from the cache) refuse before anything starts,
     // rather than answer 503 about a run that is executing.
     const down = await databaseDown;
     if (down !== undefined) throw down;
     const owner = isEndUser(principal) ? { end_user_uuid: principal.user_id, client_uuid: principal.client_uuid } : undefined;
-    await launchRun(this.temporal, this.registrations, {
+    const started = await launchRun(this.temporal, this.registrations, {
       def,
       organizationUuid: principal.organization_uuid,
       workflowId,
       initialData: body.initial_data,
       owner,
     });
-    return startResult({ workflowId, stateName: initialState(def), isTerminal: false });
+    return { result: startResult({ workflowId, stateName: initialState(def), isTerminal: false }), replayed: !started };
   }
 
   async findRun(workflowId: string, organizationUuid: string) {
