@@ -2,12 +2,13 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Database } from '../../db/client';
 import { entitlements } from '../../db/schema';
+import { queryInteger } from '../common/query-integer';
 import { decodeTimeCursor, encodeTimeCursor } from '../common/time-cursor';
 import { canonicalUuid } from '../common/uuid';
 
 export const entitlementQuerySchema = z.strictObject({
   subject: z.string().min(1).max(255).optional().describe('Only this subject (client_reference_id or customer_id of the payment)'),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: queryInteger({ min: 1, max: 100, default: 20 }),
   cursor: z.string().max(200).optional().describe('next_cursor of the previous page'),
 });
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SECRET_REF } from '../../workflows/hook/contract';
+import { queryInteger } from '../common/query-integer';
 
 export const createEndpointBody = z.strictObject({
   name: z.string().trim().min(1).max(100).describe('Unique in the organization'),
@@ -15,7 +16,7 @@ export const createEndpointBody = z.strictObject({
 export type CreateEndpointBody = z.output<typeof createEndpointBody>;
 
 export const listEventsQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(500).default(100),
+  limit: queryInteger({ min: 1, max: 500, default: 100 }),
 });
 export type ListEventsQuery = z.output<typeof listEventsQuery>;
 

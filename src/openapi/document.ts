@@ -111,7 +111,9 @@ const typeParam = { name: 'type', in: 'path', required: true, schema: { type: 's
 /** A query parameter documented from the zod schema the endpoint validates with. */
 function queryParam(name: string, s: z.ZodType) {
   const inner = s instanceof z.ZodOptional || s instanceof z.ZodDefault ? (s.unwrap() as z.ZodType) : s;
-  return { name, in: 'query', required: false, schema: schema(inner, 'input') };
+  // zod leaves a default out of the input JSON Schema of a schema that transforms (queryInteger's).
+  const fallback = s instanceof z.ZodDefault ? { default: s.def.defaultValue } : {};
+  return { name, in: 'query', required: false, schema: { ...schema(inner, 'input'), ...fallback } };
 }
 
 /** OpenAPI links: the ids an answer carries, fed to the operations that take them. */
@@ -663,7 +665,7 @@ export function buildOpenApiDocument() {
             queryParam('status', q.status),
             queryParam('state_name', q.state_name),
             { ...queryParam('schedule_id', q.schedule_id), description: 'only the runs this schedule started' },
-            { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+            queryParam('limit', q.limit),
             { ...queryParam('cursor', q.cursor), description: 'next_cursor of the previous page' },
           ],
           responses: {

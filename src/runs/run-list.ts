@@ -4,6 +4,7 @@ import type { Database } from '../../db/client';
 import { runs } from '../../db/schema';
 import { RUN_STATUSES } from '../../workflows/runtime/contract';
 import { findUnstorableText } from '../../workflows/runtime/storable-text';
+import { queryInteger } from '../common/query-integer';
 import { decodeTimeCursor, encodeTimeCursor } from '../common/time-cursor';
 import { runView } from './run-views';
 
@@ -12,7 +13,7 @@ export const listQuerySchema = z.strictObject({
   status: z.enum(RUN_STATUSES).optional(),
   state_name: z.string().min(1).max(100).optional(),
   schedule_id: z.string().min(1).max(200).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: queryInteger({ min: 1, max: 100, default: 20 }),
   cursor: z.string().max(200).optional(),
 });
 
