@@ -82,6 +82,7 @@ const ok = (s: z.ZodType, status = '200', links?: Record<string, unknown>) => ({
   [status]: { description: 'success', content: json(s), ...(links ? { links } : {}) },
 });
 
+const retryAfter = { 'Retry-After': { required: true, description: 'seconds', schema: { type: 'string', pattern: '^[0-9]+$' } } };
 /** Every authenticated route may answer 401 and, past a rate limit (or the open-stream limit), 429 with Retry-After. */
 const authenticated = {
   '401': {
@@ -95,9 +96,13 @@ const authenticated = {
     },
     content: errorContent,
   },
-  '429': {
-    description: 'rate limited',
-    headers: { 'Retry-After': { required: true, description: 'seconds', schema: { type: 'string', pattern: '^[0-9]+$' } } },
+  '429': { description: 'rate limited', headers: retryAfter, content: errorContent },
+};
+/** Routes that call Temporal: 503 with Retry-After when it (or the database) does not answer. */
+const unavailable = {
+  '503': {
+    description: 'temporal_unavailable or database_unavailable: a dependency is not answering; repeat the request after Retry-After',
+    headers: retryAfter,
     content: errorContent,
   },
 };
@@ -225,7 +230,7 @@ function hookPaths() {
         operationId: 'replayHookEvent',
         summary: 'Deliver the event again, signed, through a hook.replay-event run (409 event_expired once it has expired)',
         parameters: [uuidParam],
-        responses: { ...ok(replayResult, '202', runLinks('$response.body#/workflow_id')), ...errors(404, 409, 422), ...authenticated },
+        responses: { ...ok(replayResult, '202', runLinks('$response.body#/workflow_id')), ...errors(404, 409, 422), ...unavailable, ...authenticated },
       },
     },
     '/api/hooks/events/{uuid}/acknowledge': {
@@ -253,14 +258,14 @@ function hookPaths() {
 /** Temporal Schedules starting the organization's runs. */
 function schedulePaths() {
   const action = (operationId: string, summary: string, answer: ReturnType<typeof ok>) => ({
-    post: { operationId, summary, parameters: [idParam], responses: { ...answer, ...errors(404, 422), ...authenticated } },
+    post: { operationId, summary, parameters: [idParam], responses: { ...answer, ...errors(404, 422), ...unavailable, ...authenticated } },
   });
   return {
     '/api/schedules': {
       get: {
         operationId: 'listSchedules',
         summary: "The organization's schedules, newest first",
-        responses: { ...ok(z.object({ schedules: z.array(scheduleView) }), '200', scheduleLinks('$response.body#/schedules/0/schedule_id')), ...authenticated },
+        responses: { ...ok(z.object({ schedules: z.array(scheduleView) }), '200', scheduleLinks('$response.body#/schedules/0/schedule_id')), ...unavailable, ...authenticated },
       },
       post: {
         operationId: 'createSchedule',
@@ -270,17 +275,18 @@ function schedulePaths() {
           ...ok(scheduleView, '201', scheduleLinks('$response.body#/schedule_id')),
           ...withBody,
           ...errors(403, 404, 422),
+          ...unavailable,
           ...authenticated,
         },
       },
     },
     '/api/schedules/{id}': {
-      get: { operationId: 'getSchedule', summary: 'A schedule', parameters: [idParam], responses: { ...ok(scheduleView), ...errors(404, 422), ...authenticated } },
+      get: { operationId: 'getSchedule', summary: 'A schedule', parameters: [idParam], responses: { ...ok(scheduleView), ...errors(404, 422), ...unavailable, ...authenticated } },
       delete: {
         operationId: 'deleteSchedule',
         summary: 'Delete a schedule (the runs it started are kept)',
         parameters: [idParam],
-        responses: { '204': { description: 'deleted' }, ...errors(404, 422), ...authenticated },
+        responses: { '204': { description: 'deleted' }, ...errors(404, 422), ...unavailable, ...authenticated },
       },
     },
     '/api/schedules/{id}/pause': action('pauseSchedule', 'Pause a schedule', ok(scheduleView)),
@@ -399,6 +405,7 @@ function paymentsPaths() {
             content: errorContent,
           },
           ...errors(404, 413, 422),
+          ...unavailable,
           // Verified deliveries count per connection (ingress-endpoint), refused requests per client address (ingress-refused-client).
           '429': authenticated['429'],
         },
@@ -649,9 +656,21 @@ export function buildOpenApiDocument() {
           ],
           requestBody: { required: true, content: { 'application/json': { schema: { oneOf: startBodies } } } },
           responses: {
-            ...ok(startResult, '201', runLinks('$response.body#/workflow_id')),
+            '201': {
+              description: 'success',
+              content: json(startResult),
+              links: runLinks('$response.body#/workflow_id'),
+              headers: {
+                'Idempotent-Replayed': {
+                  required: false,
+                  description: 'true when the Idempotency-Key returned the run an earlier identical start started; absent otherwise',
+                  schema: { type: 'string', enum: ['true'] },
+                },
+              },
+            },
             ...withBody,
             ...errors(403, 404, 409, 422),
+            ...unavailable,
             ...authenticated,
           },
         },
@@ -708,6 +727,7 @@ export function buildOpenApiDocument() {
             ...ok(cancelResult, '202'),
             ...errors(404, 422),
             '409': { description: 'run_not_running: the run is terminal; child_run: the run is a layer of a Dag (details.parent_workflow_id): cancel the parent', content: errorContent },
+            ...unavailable,
             ...authenticated,
           },
         },
@@ -725,6 +745,7 @@ export function buildOpenApiDocument() {
                 'not_failed, retry_in_progress or not_retryable; child_run: the run is a layer of a Dag (details.parent_workflow_id): retry the parent, which resumes this child',
               content: errorContent,
             },
+            ...unavailable,
             ...authenticated,
           },
         },
