@@ -59,7 +59,9 @@ export async function createApi(deps: AppDependencies): Promise<INestApplication
   app.use(appCors(deps.identity.appOrigins, (path) => path.startsWith('/api/temporal-codec')));
   app.use(methodNotAllowed(openApiDocument()));
   app.use(['/api/hooks/payments', '/api/hooks/r'], rawBody(deps.config.bodyLimitBytes));
-  app.use(json({ limit: deps.config.bodyLimitBytes, type: JSON_BODY_TYPES }));
+  // Any JSON text parses (RFC 8259): a body of `null` or `"x"` is valid JSON that a route's schema
+  // then refuses (422 naming (body)); strict parsing called it malformed.
+  app.use(json({ limit: deps.config.bodyLimitBytes, type: JSON_BODY_TYPES, strict: false }));
   app.use(bodyParserErrors(new Set(['/api/auth/end-user/token'])));
   app.use('/api', markUnparsedBody);
   app.use(bodyDepthLimit(deps.config.limits.bodyMaxDepth));

@@ -206,6 +206,23 @@ describe('POST /api/workflows/start', () => {
       expect(res.body).toEqual({ error: { code: 'malformed_json', message: expect.any(String), details: null } });
     });
 
+    it.each([
+      ['null', 'null'],
+      ['a string', '"x"'],
+      ['a number', '5'],
+      ['an array', '[]'],
+    ])('a JSON body that is %s, not an object: 422 naming (body), nothing started', async (_, rawBody) => {
+      const before = (await api('/api/workflows?limit=100', { token: org.token })).body.runs.length;
+      const res = await api('/api/workflows/start', { token: org.token, rawBody });
+      expect(res.status).toBe(422);
+      expect(res.body.error).toEqual({
+        code: 'validation_failed',
+        message: expect.stringContaining('(body)'),
+        details: [{ field: '(body)', rule: 'invalid_type', message: expect.stringContaining('expected object') }],
+      });
+      expect((await api('/api/workflows?limit=100', { token: org.token })).body.runs.length).toBe(before);
+    });
+
     it('a JSON body sent as another media type: 415 unsupported_media_type, nothing started', async () => {
       const body = JSON.stringify({ workflow_type: RESOURCES, initial_data: resourcesInput() });
       for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
