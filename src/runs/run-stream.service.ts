@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { createSession } from 'better-sse';
+import { Connection, createSession } from 'better-sse';
 import type { Request, Response } from 'express';
 import type { Principal } from '../auth/principal';
 import { bearerToken, TokenResolver } from '../auth/token-resolver';
@@ -50,6 +50,11 @@ export class RunStreamService implements OnModuleDestroy {
   async stream(workflowId: string, principal: Principal, req: Request, res: Response): Promise<void> {
     const after = parseLastEventId(req.get(LAST_EVENT_ID));
     await this.runs.requireRun(workflowId, principal);
+    // Express routes HEAD here too: a stream's headers, then the end (no body, no open stream counted).
+    if (req.method === 'HEAD') {
+      res.status(200).set(Connection.constants.RESPONSE_HEADERS).end();
+      return;
+    }
     const max = this.config.limits.streamsPerToken;
     const opened = this.open.get(principal.user_id) ?? 0;
     if (max > 0 && opened >= max) {

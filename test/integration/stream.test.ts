@@ -232,4 +232,35 @@ describe('GET /api/workflows/{id}/stream', () => {
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ error: { code: 'not_found', message: `run ${unknown} not found`, details: null } });
   });
+
+  it('HEAD on a RUNNING run answers the headers of the stream and ends the response', async () => {
+    // Held past the provider time-out: its attempts are retried, the run stays RUNNING for seconds.
+    const holding = await startGatedProvider(60_000);
+    const input = deleteInput(holding.url, 'head');
+    const id = await startRun(DELETE, input);
+    await waitFor('the provider call', async () => holding.calls.some((c) => c.path.endsWith(input.authorizationid)) || undefined, 10_000, 20);
+    // One connection: the request after the HEAD is answered only once the HEAD's response has ended.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const request = (method: string, path: string) =>
+      new Promise<{ status?: number; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
+        const req = http.request(`${stackEnv.apiUrl}${path}`, { method, agent, headers: { authorization: `Bearer ${stackEnv.tokenA}` }, timeout: 5_000 }, (res) => {
+          res.resume().on('end', () => resolve({ status: res.statusCode, headers: res.headers }));
+        });
+        req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer within 5 s`)));
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      const head = await request('HEAD', `/api/workflows/${id}/stream`);
+      expect(head.status).toBe(200);
+      expect(head.headers['content-type']).toMatch(/^text\/event-stream/);
+      expect((await request('GET', `/api/workflows/${id}`)).status).toBe(200);
+      expect((await request('HEAD', `/api/workflows/wf_${uniqueId('missing').replace(/-/g, '')}/stream`)).status).toBe(404);
+    } finally {
+      agent.destroy();
+      await api(`/api/workflows/${id}/cancel`, { method: 'POST' });
+      await holding.close();
+    }
+    expect((await waitForTerminal(id)).status).toBe('CANCELLED');
+  });
 });
