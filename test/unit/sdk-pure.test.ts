@@ -10,6 +10,7 @@ import {
   ServiceUnavailableError,
   ValidationError,
   WorkflowEngineError,
+  WorkflowFailedError,
 } from '../../sdk/typescript/src/errors';
 import { bindingPath, bindingTree, typeName } from '../../sdk/typescript/src/generate/names';
 import { toRunEvent } from '../../sdk/typescript/src/run-event';
@@ -38,6 +39,9 @@ describe('SDK error mapping', () => {
       message: 'some_code happened',
       details: [{ field: 'f', rule: 'r', message: 'm' }],
     });
+    // As the Python SDK's APIError.fields: any error whose details name fields lists them.
+    expect(err.fields).toEqual([{ field: 'f', rule: 'r', message: 'm' }]);
+    expect(errorFromResponse(status, body('some_code', { parent_workflow_id: 'wf_p' })).fields).toEqual([]);
   });
 
   it('a body that is not the API error body keeps its text and a code from the status', () => {
@@ -77,6 +81,17 @@ describe('binding names', () => {
 });
 
 describe('stream events', () => {
+  it("a failed run's fields are its failure fields, failure_type included, as the Python SDK's", () => {
+    const failed = toRunEvent({
+      event: 'failed',
+      data: '{"state_name":"FAILED","error":{"message":"boom","failure_reason":"boom","failure_type":"unauthorized"},"state_data":{}}',
+    });
+    if (failed?.type !== 'failed') throw new Error('not a failed event');
+    const err = new WorkflowFailedError('wf_1', failed.error, failed.stateData);
+    expect(err.fields).toEqual({ failure_reason: 'boom', failure_type: 'unauthorized' });
+    expect(err.failureType).toBe('unauthorized');
+  });
+
   it('maps transition, completed and failed; unknown events are skipped', () => {
     expect(toRunEvent({ event: 'transition', data: '{"seq":2,"from":"A","to":"B","action":"go","at":"t"}' })).toEqual({
       type: 'transition',
@@ -98,7 +113,7 @@ describe('stream events', () => {
     expect(failed).toEqual({
       type: 'failed',
       stateName: 'FAILED',
-      error: { message: 'boom', failureType: 'unauthorized', fields: { failed_step: 'execute' } },
+      error: { message: 'boom', failureType: 'unauthorized', fields: { failure_type: 'unauthorized', failed_step: 'execute' } },
       stateData: { y: 2 },
     });
     expect(toRunEvent({ event: 'future', data: '{}' })).toBeUndefined();

@@ -87,6 +87,20 @@ def test_validation_error_fields() -> None:
     assert [(f.field, f.rule) for f in err.value.fields] == [("initial_data.base_url", "invalid_format")]
 
 
+def test_a_bad_request_names_its_fields_as_a_validation_error_does() -> None:
+    details = [{"field": "cursor", "rule": "invalid_cursor", "message": "is not a cursor this endpoint issued"}]
+    with _sync(Script(_error(400, "invalid_cursor", details))) as engine, pytest.raises(BadRequestError) as err:
+        next(iter(engine.workflows.list()))
+    assert [(f.field, f.rule) for f in err.value.fields] == [("cursor", "invalid_cursor")]
+
+
+def test_an_error_without_field_details_has_no_fields() -> None:
+    details = {"parent_workflow_id": "wf_p"}
+    with _sync(Script(_error(409, "child_run", details))) as engine, pytest.raises(ConflictError) as err:
+        engine.workflows.retry("wf_x")
+    assert err.value.fields == []
+
+
 def test_idempotent_call_retried_on_429_and_503_honouring_retry_after_sync() -> None:
     script = Script(
         _error(429, "rate_limited", retry_after="0"),

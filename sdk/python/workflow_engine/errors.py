@@ -21,7 +21,7 @@ class WorkflowEngineError(Exception):
 
 
 class APIError(WorkflowEngineError):
-    """The API answered with an error status."""
+    """The API answered with an error status; ``fields`` lists the fields its details name."""
 
     def __init__(self, status: int, code: str, message: str, details: Any = None, retry_after: float | None = None):
         super().__init__(f"{status} {code}: {message}")
@@ -30,6 +30,13 @@ class APIError(WorkflowEngineError):
         self.message = message
         self.details = details
         self.retry_after = retry_after
+
+    @property
+    def fields(self) -> list[FieldProblem]:
+        """The failing fields, as the API named them (a 422's, a 400 invalid_cursor's); empty without them."""
+        if not isinstance(self.details, list):
+            return []
+        return [FieldProblem.model_validate(d) for d in self.details if isinstance(d, dict)]
 
 
 class BadRequestError(APIError):
@@ -54,13 +61,6 @@ class ConflictError(APIError):
 
 class ValidationError(APIError):
     """422: ``fields`` lists every failing field with its rule."""
-
-    @property
-    def fields(self) -> list[FieldProblem]:
-        """The failing fields, as the API named them."""
-        if not isinstance(self.details, list):
-            return []
-        return [FieldProblem.model_validate(d) for d in self.details if isinstance(d, dict)]
 
 
 class RateLimitError(APIError):

@@ -17,14 +17,14 @@ export class WorkflowEngineError extends Error {
   ) {
     super(message);
   }
+  /** The fields the details name (a 422's, a 400 invalid_cursor's); empty when they name none. */
+  get fields(): FieldError[] {
+    return Array.isArray(this.details) ? (this.details as FieldError[]) : [];
+  }
 }
 
 export class ValidationError extends WorkflowEngineError {
   override name = 'ValidationError';
-  /** Every failing field; empty when the API answered 400, 413 or 415, or gave no details. */
-  get fields(): FieldError[] {
-    return Array.isArray(this.details) ? (this.details as FieldError[]) : [];
-  }
 }
 export class AuthenticationError extends WorkflowEngineError {
   override name = 'AuthenticationError';
@@ -57,7 +57,7 @@ export class ConnectionError extends WorkflowEngineError {
   override name = 'ConnectionError';
 }
 
-/** A failure as a `failed` stream event carries it: the message, its type and every failure field. */
+/** A failure as a `failed` stream event carries it: the message, its type and every failure field (failure_type too). */
 export interface RunFailure {
   message: string;
   failureType?: string;

@@ -31,8 +31,8 @@ export function toRunEvent<Output>(message: Pick<EventSourceMessage, 'event' | '
     case 'completed':
       return { type: 'completed', stateName: data.state_name, stateData: data.state_data as Output };
     case 'failed': {
-      const { message: text, failure_type, ...fields } = (data.error ?? {}) as Record<string, unknown>;
-      const error: RunFailure = { message: String(text ?? 'run failed'), failureType: failure_type as string | undefined, fields };
+      const { message: text, ...fields } = (data.error ?? {}) as Record<string, unknown>;
+      const error: RunFailure = { message: String(text ?? 'run failed'), failureType: fields.failure_type as string | undefined, fields };
       return { type: 'failed', stateName: data.state_name, error, stateData: data.state_data ?? {} };
     }
     default:

@@ -10,11 +10,7 @@ export function transitionLine(event: Extract<RunEvent, { type: 'transition' }>)
 export function describeError(err: unknown): string {
   if (err instanceof WorkflowFailedError) {
     const fields = Object.entries(err.fields).map(([k, v]) => `  ${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
-    return [
-      `run ${err.workflowId} failed: ${err.message}`,
-      ...(err.failureType ? [`  failure_type: ${err.failureType}`] : []),
-      ...fields,
-    ].join('\n');
+    return [`run ${err.workflowId} failed: ${err.message}`, ...fields].join('\n');
   }
   if (err instanceof ValidationError) {
     return [
@@ -32,7 +28,7 @@ export function errorJson(err: unknown): Record<string, unknown> {
     return {
       workflow_id: err.workflowId,
       outcome: 'failed',
-      error: { message: err.message, failure_type: err.failureType, ...err.fields },
+      error: { message: err.message, ...err.fields },
     };
   }
   if (err instanceof WorkflowEngineError)
