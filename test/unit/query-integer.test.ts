@@ -27,7 +27,7 @@ describe.each(LIMITS)('the limit query parameter of GET %s', (path, schema, max,
   });
 
   it('is documented as the integer it takes', () => {
-    const paths = buildOpenApiDocument().paths as Record<string, { get: { parameters: Array<{ name: string; schema: unknown }> } }>;
+    const paths = buildOpenApiDocument().paths as unknown as Record<string, { get: { parameters: Array<{ name: string; schema: unknown }> } }>;
     const parameters = paths[path].get.parameters;
     expect(parameters.find((p) => p.name === 'limit')?.schema).toEqual({ type: 'integer', minimum: 1, maximum: max, default: fallback });
   });
