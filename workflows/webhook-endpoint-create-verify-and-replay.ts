@@ -61,7 +61,7 @@ const plan: DagPlan = {
 const input = z.strictObject({
   organization_uuid: z.string().describe("Must be the token's organization (else 403 organization_mismatch, and nothing starts)"),
   target_url: z.string().describe('Where the endpoint forwards events, signed: https unless the host is in ALLOW_HTTP_HOSTS, never a non-public address'),
-  endpoint_name: z.string().min(1).max(100).optional().describe('Unique in the organization; default "redirect-" + the layer\'s child workflow id'),
+  endpoint_name: z.string().min(1).max(100).describe('Unique in the organization'),
   secret_ref: z
     .string()
     .regex(SECRET_REF, { error: 'must be <connection_uuid>/<secret_name>' })
@@ -83,6 +83,9 @@ const input = z.strictObject({
     .describe('Same key in the same organization: the first run is returned (as the Idempotency-Key header)'),
   dry_run: z.boolean().optional().describe('Check the inputs, the secret_ref and the target, return status planned, create nothing'),
 });
+
+/** The spec requires endpoint_name; runs started before it was required defaulted it in layer 1. */
+const inputBefore = input.partial({ endpoint_name: true });
 
 const output = dagOutput(plan, {
   organization_uuid: z.string(),
@@ -114,6 +117,7 @@ export const webhookEndpointCreateVerifyAndReplay = defineDag({
   version: '1.0',
   description: 'Creates a webhook redirect endpoint, sends it a test event and delivers it, signed, to the target (five hook.* layers)',
   input,
+  input_before: { patch: 'webhook-dag-endpoint-name-required', schema: inputBefore },
   output,
   plan,
   exposed_to_end_users: false,

@@ -279,6 +279,15 @@ describe('webhook.endpoint.create-verify-and-replay', () => {
     expect(missing.status).toBe(422);
     expect(JSON.stringify(missing.body)).toContain('initial_data.organization_uuid');
   });
+
+  it('refuses a start without endpoint_name (required by the spec) with 422 naming it', async () => {
+    const { endpoint_name: _omitted, ...initial } = inputs(targetPath(200));
+    const res = await start(initial);
+    expect(res.status).toBe(422);
+    expect(res.body.error.details).toEqual([{ field: 'initial_data.endpoint_name', rule: 'required', message: 'is required' }]);
+    const schema = (await api(`/api/workflows/types/${TYPE}/schema`)).body;
+    expect(schema.input_schema.required).toContain('endpoint_name');
+  });
 });
 
 describe('a worker killed while a layer is in flight', () => {

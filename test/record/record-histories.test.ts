@@ -291,7 +291,7 @@ describe('record workflow histories', () => {
     );
     expect(retried).toMatchObject({ status: 'succeeded' });
     writeHistory('webhook-dag-replay-failed.hook_replay_event@retried', 'webhook-dag-replay-failed.hook_replay_event');
-    await dag('webhook-dag-dry-run', { target_url: `${hookTarget.url}/ok`, dry_run: true }, []);
+    await dag('webhook-dag-dry-run', { target_url: `${hookTarget.url}/ok`, endpoint_name: 'recorded-dry-run', dry_run: true }, []);
   });
 
   it('records a composed run: completed, a failed step, then its retry; one without what a step needs', async () => {

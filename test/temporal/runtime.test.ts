@@ -219,6 +219,15 @@ describe.each(WIRINGS)('state-machine runtime, %s', (_wiring, wire, writesAhead)
     for (const secret of ['SECRET', '12345678']) expect(shown).not.toContain(secret);
   });
 
+  it('holds a run started after an input became stricter to the stricter schema', async () => {
+    const start = (workflowId: string, initial_data: Record<string, unknown>) =>
+      env.client.workflow.execute('test.stricter', { taskQueue: 'runtime-test', workflowId, args: [{ organization_uuid: 'org_test', initial_data }] });
+    expect(await start('wf_stricter_ok', { name: 'x' })).toMatchObject({ greeting: 'hello x' });
+    const error = await start('wf_stricter_missing', {}).catch((e) => e);
+    const { output } = ((error as WorkflowFailedError).cause as ApplicationFailure).details?.[0] as FailedRunDetails;
+    expect(output).toMatchObject({ failure_type: 'invalid_input', failure_reason: 'initial_data.name: is required' });
+  });
+
   const failureOf = async (workflowId: string, initial_data: Record<string, unknown> = { interval: 5 }) => {
     const error = await env.client.workflow
       .execute('test.poller', { taskQueue: 'runtime-test', workflowId, args: [{ organization_uuid: 'org_test', initial_data }] })

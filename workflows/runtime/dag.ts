@@ -143,6 +143,8 @@ export interface DagSpec<I extends z.ZodType, O extends z.ZodType> {
   version: string;
   description: string;
   input: I;
+  /** See WorkflowDefinition.input_before. */
+  input_before?: WorkflowDefinition['input_before'];
   output: O;
   plan: DagPlan;
   exposed_to_end_users: boolean;
@@ -220,6 +222,7 @@ export function defineDag<I extends z.ZodType, O extends z.ZodType>(spec: DagSpe
     kind: 'Dag',
     description: spec.description,
     input: spec.input,
+    input_before: spec.input_before,
     output: spec.output,
     states,
     transitions,

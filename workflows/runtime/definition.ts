@@ -66,6 +66,11 @@ export interface WorkflowDefinition<I extends z.ZodType = z.ZodType, O extends z
   kind: WorkflowKind;
   description: string;
   input: I;
+  /**
+   * The input schema of the runs started before `input` became stricter, until `patch`: such a run
+   * replays with the input it was accepted with; a run started since is held to `input`.
+   */
+  input_before?: { patch: string; schema: z.ZodType };
   output: O;
   states: Record<string, StateSpec>;
   transitions: TransitionSpec[];

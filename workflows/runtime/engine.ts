@@ -342,6 +342,9 @@ class Machine {
     let parsed;
     try {
       parsed = this.def.input.safeParse(this.input.initial_data);
+      // Asked only when the input is refused, so that runs recorded before replay as they ran.
+      const before = this.def.input_before;
+      if (!parsed.success && before && !patched(before.patch)) parsed = before.schema.safeParse(this.input.initial_data);
     } catch (err) {
       // A schema that throws would otherwise fail the workflow task forever: fail the run instead.
       const problem = new StepFailure(`input validation failed: ${(err as Error).message}`, 'invalid_input', 'validation');

@@ -33,13 +33,9 @@ class Input(BaseModel):
         ),
     ]
     endpoint_name: Annotated[
-        str | None,
-        Field(
-            description='Unique in the organization; default "redirect-" + the layer\'s child workflow id',
-            max_length=100,
-            min_length=1,
-        ),
-    ] = None
+        str,
+        Field(description="Unique in the organization", max_length=100, min_length=1),
+    ]
     secret_ref: Annotated[
         str | None,
         Field(

@@ -1087,9 +1087,9 @@ export interface WebhookEndpointCreateVerifyAndReplayInput {
    */
   target_url: string;
   /**
-   * Unique in the organization; default "redirect-" + the layer's child workflow id
+   * Unique in the organization
    */
-  endpoint_name?: string;
+  endpoint_name: string;
   /**
    * <connection_uuid>/webhook_secret or <connection_uuid>/webhook_secrets.<key>: a payments connection's webhook signing secret used as the signing secret; without it one is generated (fetch it with rotate-secret)
    */
