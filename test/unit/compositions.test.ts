@@ -201,7 +201,7 @@ describe('constants, checked as a start of their type checks its input', () => {
   const webhook = (inputs: Record<string, unknown>) => ({
     id: 'hook',
     workflow_type: 'webhook.endpoint.create-verify-and-replay',
-    inputs: { organization_uuid: { const: 'org_composing' }, target_url: { const: 'https://hooks.example.com/in' }, ...inputs },
+    inputs: { organization_uuid: { const: 'org_composing' }, target_url: { const: 'https://hooks.example.com/in' }, endpoint_name: { const: 'composed' }, ...inputs },
   });
   const deep = (levels: number): unknown => (levels ? { next: deep(levels - 1) } : {});
 
