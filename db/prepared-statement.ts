@@ -1,9 +1,13 @@
 import { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
 import { serialize } from 'pg-protocol';
+import type { DataRowMessage } from 'pg-protocol/dist/messages';
 import type { Database } from './client';
 
-export type Statement = (values: readonly unknown[]) => Promise<void>;
+/** The rows a statement returned, each as its columns' text (null for SQL NULL). */
+export type Rows = (string | null)[][];
+
+export type Statement = (values: readonly unknown[]) => Promise<Rows>;
 
 /**
  * A statement run so often that what Drizzle and the database do around it each time shows (the
@@ -14,8 +18,9 @@ export type Statement = (values: readonly unknown[]) => Promise<void>;
  * PGlite the statement is prepared once and each write is one exchange: bind, execute, sync.
  * On either, a write that finds the statement gone from its session (SQLSTATE 26000, after a
  * DEALLOCATE or DISCARD ALL, which a pooler may send when it hands the connection over) prepares
- * it again and is sent once more. `text` is fixed SQL with $1…$n placeholders; its result is not
- * read.
+ * it again and is sent once more. `text` is fixed SQL with $1…$n placeholders; it answers with
+ * the rows the statement returned, as text: select only text columns (or cast them) where a
+ * caller reads them.
  */
 export function preparedStatement(db: Database, name: string, text: string): Statement {
   const client = (db as unknown as { $client: PGlite | pg.Pool }).$client;
@@ -37,14 +42,14 @@ function postgresStatement(pool: pg.Pool, name: string, text: string): Statement
     let failure: Error | undefined;
     const onError = (err: Error) => (failure ??= err);
     client.on('error', onError);
-    const query = { name, text, values: [...values] };
+    const query = { name, text, values: [...values], rowMode: 'array' as const };
     try {
       try {
-        await client.query(query);
+        return (await client.query(query)).rows;
       } catch (err) {
         if (!isLost(err)) throw err;
         delete (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name];
-        await client.query(query);
+        return (await client.query(query)).rows;
       }
     } catch (err) {
       failure ??= err as Error;
@@ -98,8 +103,10 @@ function pgliteStatement(client: PGlite, name: string, text: string): Statement 
       const serializers = client.serializers;
       const params = values.map((value, i) => (value == null ? null : (serializers[types[i]]?.(value) ?? String(value))));
       try {
-        await exclusive(client, () => client.execProtocol(Buffer.concat([serialize.bind({ statement: name, values: params }), serialize.execute({}), serialize.sync()])));
-        return;
+        const { messages } = await exclusive(client, () =>
+          client.execProtocol(Buffer.concat([serialize.bind({ statement: name, values: params }), serialize.execute({}), serialize.sync()])),
+        );
+        return messages.filter((m): m is DataRowMessage => m.name === 'dataRow').map((m) => m.fields);
       } catch (err) {
         if (!isLost(err)) throw err;
         // The session lost the statement (DEALLOCATE or DISCARD ALL ran on it): prepare it again, once.

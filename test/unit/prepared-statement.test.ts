@@ -61,6 +61,12 @@ describe('preparedStatement on PGlite (prepared once, then one bind-execute-sync
     return { db, preparations: () => preparations };
   };
 
+  it('answers the rows the statement returned, each column as text (null as null)', async () => {
+    const returning = preparedStatement(database.db, 'probe_returning', `${INSERT} returning id, n::text, note`);
+    expect(await returning(['r1', 5, null, null, null, null, null, null])).toEqual([['r1', '5', null]]);
+    expect(await preparedStatement(database.db, 'probe_no_rows', INSERT)(['r2', 6, null, null, null, null, null, null])).toEqual([]);
+  });
+
   it('prepares a statement once per handle: later writes, and other statements of that name, only bind', async () => {
     const handle = anotherHandle();
     const first = preparedStatement(handle.db, 'probe_once', INSERT);
@@ -161,6 +167,12 @@ describe('preparedStatement on PGlite (prepared once, then one bind-execute-sync
     await insert(['lost-4', 4]);
     expect(await ids('lost-')).toEqual(['lost-1', 'lost-2', 'lost-3', 'lost-4']);
     expect(await backend()).toBe(pid);
+  });
+
+  it('answers the rows the statement returned, each column as text (null as null)', async () => {
+    const returning = preparedStatement(database.db, 'probe_returning_pg', `${INSERT} returning id, n::text, null::text`);
+    expect(await returning(['returned', 5])).toEqual([['returned', '5', null]]);
+    expect(await preparedStatement(database.db, 'probe_no_rows_pg', INSERT)(['not-returned', 6])).toEqual([]);
   });
 
   it("rejects with the database's error, and the next write goes through", async () => {
