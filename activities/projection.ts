@@ -7,7 +7,7 @@ import { type DagChildActivities, PROJECTION_REJECTED, type ProjectionActivities
 import type { RunData } from '../workflows/runtime/definition';
 import { storable } from '../workflows/runtime/storable-text';
 import { isRefusedData, sqlState } from './database-errors';
-import { registrationsOf } from './run-registrations';
+import { registrationsOf, workflowIdInUseFailure } from './run-registrations';
 
 /**
  * NOTIFY channel carrying "<workflow_id>:<seq>" for each committed transition, with "t" appended
@@ -18,31 +18,40 @@ export const TRANSITIONS_CHANNEL = 'workflow_transitions';
 /**
  * Every transition, in one statement, so one round trip and its own transaction: the transition,
  * the run row moved to it (created with it for a run whose start was not projected: a direct
- * start), and the notification, all only when this (workflow_id, seq) is new. Its CTEs share one
- * snapshot, so the update cannot see a row the insert creates; that row is written in its final
- * state. Prepared (db/prepared-statement.ts): it runs at every step of every run. Its values, in
- * order: workflow_id, seq, from, to, action, attempt, at, data, organization_uuid, workflow_type,
- * version, is_terminal, status, state_data, the notice.
+ * start), and the notification, all only when this (workflow_id, seq) is new and the row under
+ * that id is this run's: its organization's, and of its execution chain (rows written before the
+ * chain was recorded take the first one that writes to them). A row that is another run's is left
+ * as it is, and the statement returns a row saying so. Its CTEs share one snapshot, so the update
+ * cannot see a row the insert creates; that row is written in its final state. Prepared
+ * (db/prepared-statement.ts): it runs at every step of every run. Its values, in order:
+ * workflow_id, seq, from, to, action, attempt, at, data, organization_uuid, workflow_type,
+ * version, is_terminal, status, state_data, the notice, first_execution_run_id.
  */
 const PROJECT_TRANSITION = `
-  with inserted as (
+  with run as (
+    select organization_uuid = $9 and (first_execution_run_id is null or $16::text is null or first_execution_run_id = $16) as ours
+    from ${table(runs)} where workflow_id = $1
+  ),
+  inserted as (
     insert into ${table(transitions)} (workflow_id, seq, from_state, to_state, action, attempt, at, data)
-    values ($1, $2, $3, $4, $5, $6, $7::timestamptz, $8::jsonb)
+    select $1, $2, $3, $4, $5, $6, $7::timestamptz, $8::jsonb
+    where coalesce((select ours from run), true)
     on conflict do nothing
-    returning seq
+    returning pg_notify('${TRANSITIONS_CHANNEL}', $15)
   ),
   created as (
-    insert into ${table(runs)} (workflow_id, organization_uuid, workflow_type, version, state_name, is_terminal, status, attempt, last_seq, state_data, created_at, updated_at)
-    select $1, $9, $10, $11, $4, $12, $13, $6, $2, $14::jsonb, $7::timestamptz, $7::timestamptz
+    insert into ${table(runs)} (workflow_id, organization_uuid, workflow_type, version, state_name, is_terminal, status, attempt, last_seq, state_data, first_execution_run_id, created_at, updated_at)
+    select $1, $9, $10, $11, $4, $12, $13, $6, $2, $14::jsonb, $16, $7::timestamptz, $7::timestamptz
     from inserted
     on conflict do nothing
   ),
   moved as (
     update ${table(runs)}
-    set state_name = $4, last_seq = $2, updated_at = $7::timestamptz, is_terminal = $12, status = $13, state_data = $14::jsonb
+    set state_name = $4, last_seq = $2, updated_at = $7::timestamptz, is_terminal = $12, status = $13, state_data = $14::jsonb,
+      first_execution_run_id = coalesce(first_execution_run_id, $16)
     where workflow_id = $1 and last_seq < $2 and exists (select from inserted)
   )
-  select pg_notify('${TRANSITIONS_CHANNEL}', $15) from inserted`;
+  select 'refused' from run where not ours`;
 
 /**
  * The only writer of run state in Postgres. Every write is idempotent, so a
@@ -62,7 +71,7 @@ export function createProjection(db: Database): ProjectionActivities {
     async projectTransition(event) {
       const e = storable(event);
       const status = e.terminal?.status ?? 'RUNNING';
-      await writeTransition([
+      const refused = await writeTransition([
         e.workflow_id,
         e.seq,
         e.from,
@@ -78,7 +87,9 @@ export function createProjection(db: Database): ProjectionActivities {
         status,
         e.terminal ? JSON.stringify(e.terminal.state_data) : null,
         `${e.workflow_id}:${e.seq}${e.terminal ? 't' : ''}`,
+        e.first_execution_run_id ?? null,
       ]);
+      if (refused.length) throw workflowIdInUseFailure(event.workflow_id);
     },
   };
   return {

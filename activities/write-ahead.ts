@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
 import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
-import { PROJECTION_REJECTED, type ProjectionActivities } from '../workflows/runtime/contract';
+import { PROJECTION_REJECTED, type ProjectionActivities, WORKFLOW_ID_IN_USE } from '../workflows/runtime/contract';
 import { type CarriedWrites, TRANSITION_NOT_WRITTEN, WRITE_AHEAD_HEADER, type WriteAheadSinks } from '../workflows/runtime/write-ahead';
 
 /** Past this, a write gives up and the workflow writes the transition itself, retrying without limit. */
@@ -90,9 +90,10 @@ export function transitionWriter(projection: ProjectionActivities): TransitionWr
   };
 }
 
+/** Per execution chain: another run under the same workflow id (refused by the projection) is not this one. */
 function keyOf({ started, transition }: CarriedWrites): string {
   const run = started ?? transition;
-  return `${run?.workflow_id}:${run?.attempt}:${started ? 'start' : ''}:${transition?.seq ?? ''}`;
+  return `${run?.workflow_id}:${run?.first_execution_run_id ?? ''}:${run?.attempt}:${started ? 'start' : ''}:${transition?.seq ?? ''}`;
 }
 
 /** `start+3` → "the run's start and transition 3". */
@@ -107,11 +108,11 @@ const TIMED_OUT = Symbol('timed out');
 class WriteTimedOut extends Error {}
 
 /**
- * What is safe to store in clear: the projection's refusal names only the SQLSTATE, and the
- * database's own messages may quote the values, so other errors give only their code.
+ * What is safe to store in clear: the projection's refusals name only the SQLSTATE or the workflow
+ * id, and the database's own messages may quote the values, so other errors give only their code.
  */
 function reasonOf(err: unknown): string {
-  if (err instanceof ApplicationFailure && err.type === PROJECTION_REJECTED) return err.message;
+  if (err instanceof ApplicationFailure && (err.type === PROJECTION_REJECTED || err.type === WORKFLOW_ID_IN_USE)) return err.message;
   const code = (err as { code?: unknown } | undefined)?.code;
   if (typeof code === 'string') return code;
   return err instanceof WriteTimedOut ? err.message : 'the write failed';

@@ -55,6 +55,10 @@ export const runs = pgTable(
     // Set when an end user started the run: only that user reads it, through that app.
     endUserUuid: text('end_user_uuid'),
     clientUuid: text('client_uuid'),
+    // Temporal's firstExecutionRunId of the execution chain the row projects, the run's latest
+    // attempt (continue-as-new keeps it; a retry is a chain of its own): another chain under the
+    // same workflow id is not this run. Null on rows written before it was recorded.
+    firstExecutionRunId: text('first_execution_run_id'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
   },

@@ -238,14 +238,15 @@ export class RunsService {
       initial_data: {},
       resume: { reason: 'retry', ...details.checkpoint, attempt },
     };
+    let firstExecutionRunId: string;
     try {
       const { workflowType, args } = temporalStart(def, input);
-      await this.temporal.forOrganization(row.organizationUuid).workflow.start(workflowType, {
+      ({ firstExecutionRunId } = await this.temporal.forOrganization(row.organizationUuid).workflow.start(workflowType, {
         ...engineStartOptions(def, row.organizationUuid, details.checkpoint.state, { scheduleId: row.scheduleId ?? undefined, owner: ownerOf(row) }),
         workflowId,
         args,
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      });
+      }));
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) {
         throw new ApiError(409, 'retry_in_progress', 'this run is already being retried');
@@ -260,6 +261,7 @@ export class RunsService {
       state_name: details.checkpoint.state,
       attempt,
       at: new Date().toISOString(),
+      first_execution_run_id: firstExecutionRunId,
     });
     return startResult({ workflowId, stateName: details.checkpoint.state, isTerminal: false });
   }

@@ -1,8 +1,8 @@
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, type Payload, type PayloadCodec } from '@temporalio/common';
-import { esignGetResourceInformation, TASK_QUEUE, type EngineWorkflowInput } from '../../workflows';
+import { esignDeleteUserAuthorization, esignGetResourceInformation, TASK_QUEUE, type EngineWorkflowInput } from '../../workflows';
 import { MEMO_WORKFLOW_TYPE, SA_ORGANIZATION, SA_STATE, SA_WORKFLOW_TYPE } from '../../workflows/constants';
-import { api, readStream, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
+import { api, esignCalls, esignDeleteInput, readStream, stackEnv, startRun, uniqueId, waitForTerminal } from '../support/api';
 
 jest.setTimeout(45_000);
 
@@ -17,6 +17,8 @@ const b64 = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? new U
  * (/api/temporal-codec/{encode,decode}, the one the Temporal UI uses).
  */
 class ApiCodec implements PayloadCodec {
+  /** Encodes for the token's organization, as that organization's codec key would. */
+  constructor(private readonly token = stackEnv.tokenA) {}
   encode(payloads: Payload[]) {
     return this.call('encode', payloads);
   }
@@ -31,7 +33,7 @@ class ApiCodec implements PayloadCodec {
         data: b64(p.data),
       })),
     };
-    const res = await api(`/api/temporal-codec/${direction}`, { body });
+    const res = await api(`/api/temporal-codec/${direction}`, { body, token: this.token });
     if (res.status !== 200) throw new Error(`codec ${direction} answered ${res.status}: ${JSON.stringify(res.body)}`);
     return res.body.payloads.map((p: { metadata?: Record<string, string>; data?: string }) => ({
       metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
@@ -61,11 +63,14 @@ const listIds = async (token: string, query: string) => {
 describe('a run started with the Temporal client directly', () => {
   let connection: Connection;
   let client: Client;
+  /** Org B's service, with its own key. */
+  let clientB: Client;
   beforeAll(async () => {
     connection = await Connection.connect({ address: stackEnv.temporalAddress });
     // Without payload encryption in the service (no codec endpoint), payloads are plain JSON.
     const codecAvailable = (await api('/api/temporal-codec/encode', { body: { payloads: [] } })).status === 200;
     client = new Client({ connection, dataConverter: { payloadCodecs: codecAvailable ? [new ApiCodec()] : [] } });
+    clientB = new Client({ connection, dataConverter: { payloadCodecs: codecAvailable ? [new ApiCodec(stackEnv.tokenB)] : [] } });
   });
   afterAll(async () => {
     await connection?.close();
@@ -152,6 +157,57 @@ describe('a run started with the Temporal client directly', () => {
       expect(res.body).toEqual(notFound);
     }
     expect(await listIds(stackEnv.tokenB, '')).not.toContain(directId);
+  });
+
+  describe("reusing a closed run's workflow id", () => {
+    /** A completed run of org A, started directly, with what the API shows of it. */
+    const completedRun = async (prefix: string) => {
+      const id = `wf_direct_${uniqueId(prefix).replace(/-/g, '_')}`;
+      await (await directStart(id, { base_url: stackEnv.esignUrl })).result();
+      await waitForTerminal(id);
+      return { id, run: (await api(`/api/workflows/${id}`)).body, history: await historyOf(id) };
+    };
+
+    /** Starts an e-signature delete under `id` (Temporal allows it: the run there is closed) and expects it refused at once. */
+    const expectRefused = async (starter: Client, id: string, organization_uuid: string) => {
+      const input = esignDeleteInput('ok');
+      const args: [EngineWorkflowInput] = [{ organization_uuid, initial_data: input }];
+      const handle = await starter.workflow.start(esignDeleteUserAuthorization, { taskQueue: TASK_QUEUE, workflowId: id, args });
+      try {
+        const err = await Promise.race([
+          handle.result().then(() => 'completed', (e: unknown) => e),
+          new Promise((r) => setTimeout(() => r('still running after 15 s'), 15_000)),
+        ]);
+        expect(err).toBeInstanceOf(WorkflowFailedError);
+        const cause = (err as WorkflowFailedError).cause;
+        expect(cause).toBeInstanceOf(ApplicationFailure);
+        expect(cause).toMatchObject({
+          type: 'workflow_id_in_use',
+          nonRetryable: true,
+          message: `workflow id ${id} is in use: a workflow id names one run of this service; use a new id, or POST /api/workflows/${id}/retry`,
+        });
+      } finally {
+        if ((await handle.describe()).status.name === 'RUNNING') await handle.terminate('test cleanup');
+      }
+      // Refused before its step ran.
+      expect(await esignCalls(input.authorizationid)).toEqual([]);
+    };
+
+    it("by another organization: the new execution fails as workflow_id_in_use, the first organization's run is untouched", async () => {
+      const { id, run, history } = await completedRun('reuse_org');
+      await expectRefused(clientB, id, stackEnv.orgB);
+      expect((await api(`/api/workflows/${id}`)).body).toEqual(run);
+      expect(await historyOf(id)).toEqual(history);
+      expect((await api(`/api/workflows/${id}`, { token: stackEnv.tokenB })).status).toBe(404);
+      expect(await listIds(stackEnv.tokenB, '')).not.toContain(id);
+    });
+
+    it('in the same organization: the new execution fails as workflow_id_in_use instead of being dropped or merged', async () => {
+      const { id, run, history } = await completedRun('reuse_same');
+      await expectRefused(client, id, stackEnv.orgA);
+      expect((await api(`/api/workflows/${id}`)).body).toEqual(run);
+      expect(await historyOf(id)).toEqual(history);
+    });
   });
 
   /** Starts a run with invalid input and checks it fails as invalid_input, through Temporal and the API. */

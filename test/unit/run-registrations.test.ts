@@ -103,15 +103,39 @@ describe('RunRegistrations (the API registering the runs it started)', () => {
     expect(run).toMatchObject({ attempt: 1, stateName: 'from_api' });
   });
 
-  it('a newer attempt of a registered run is written; an older one is not', async () => {
+  it('a retry of a registered run (its next attempt, once it ended) is written; an older start is not', async () => {
     const { db, statements } = counted();
     const registrations = new RunRegistrations(db);
-    await registrations.projectRunStarted(start('wf_reg_attempts', { attempt: 1, state_name: 'first' }));
-    await registrations.projectRunStarted(start('wf_reg_attempts', { attempt: 2, state_name: 'second' }));
+    await registrations.projectRunStarted(start('wf_reg_attempts', { attempt: 1, state_name: 'first', first_execution_run_id: 'run_1' }));
+    await database.db.update(runs).set({ isTerminal: true, status: 'FAILED', lastSeq: 1 }).where(eq(runs.workflowId, 'wf_reg_attempts'));
+    await registrations.projectRunStarted(start('wf_reg_attempts', { attempt: 2, state_name: 'second', first_execution_run_id: 'run_2' }));
     await registrations.projectRunStarted(start('wf_reg_attempts', { attempt: 1, state_name: 'stale' }));
     expect(statements).toHaveLength(2);
     const [run] = await rowsOf(['wf_reg_attempts']);
-    expect(run).toMatchObject({ attempt: 2, stateName: 'second' });
+    expect(run).toMatchObject({ attempt: 2, stateName: 'second', status: 'RUNNING', firstExecutionRunId: 'run_2' });
+  });
+
+  it("refuses a start under another run's workflow id, even where that run's start was registered in this process", async () => {
+    const { db, statements } = counted();
+    const registrations = new RunRegistrations(db);
+    const inUse = { type: 'workflow_id_in_use', nonRetryable: true };
+    await registrations.projectRunStarted(start('wf_reg_taken', { first_execution_run_id: 'run_a' }));
+    await expect(registrations.projectRunStarted(start('wf_reg_taken', { organization_uuid: 'org_other', first_execution_run_id: 'run_b' }))).rejects.toMatchObject(
+      inUse,
+    );
+    await expect(registrations.projectRunStarted(start('wf_reg_taken', { first_execution_run_id: 'run_c' }))).rejects.toMatchObject(inUse);
+    expect(statements).toHaveLength(3);
+    // Together in one batch: each run's start in a statement of its own, the first one's written.
+    const outcomes = await Promise.allSettled([
+      registrations.projectRunStarted(start('wf_reg_lead_2')),
+      registrations.projectRunStarted(start('wf_reg_contested', { first_execution_run_id: 'run_a' })),
+      registrations.projectRunStarted(start('wf_reg_contested', { organization_uuid: 'org_other', first_execution_run_id: 'run_b' })),
+      registrations.projectRunStarted(start('wf_reg_contested')),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    const [taken, contested] = await rowsOf(['wf_reg_taken', 'wf_reg_contested']).then((rows) => rows.sort((a, b) => b.workflowId.localeCompare(a.workflowId)));
+    expect(taken).toMatchObject({ organizationUuid: 'org_test', firstExecutionRunId: 'run_a' });
+    expect(contested).toMatchObject({ organizationUuid: 'org_test', firstExecutionRunId: 'run_a' });
   });
 
   it('when the first write of a start fails, the second writer writes it', async () => {

@@ -51,6 +51,12 @@ export interface RunStartedEvent {
   schedule_id?: string;
   /** The end user who started the run (from the memo); only they and the organization read it. */
   owner?: RunOwner;
+  /**
+   * Temporal's firstExecutionRunId of the execution writing (the run id its start returned, for the
+   * API's registration): which chain of executions under this workflow id the write belongs to.
+   * Absent only where the writer does not know it (a start that found the run started already).
+   */
+  first_execution_run_id?: string;
 }
 
 export interface RunOwner {
@@ -72,6 +78,18 @@ export interface TransitionEvent extends Omit<RunStartedEvent, 'state_name' | 's
  * 54): no retry can store it, so the write fails at once and the run fails with this type.
  */
 export const PROJECTION_REJECTED = 'projection_rejected';
+
+/**
+ * The failure type of a projection write refused because the run under its workflow id is another
+ * one: another organization's, or an execution that is neither that run's own nor its retry.
+ * Non-retryable: the execution fails before any step runs, and the run keeps its row and history.
+ */
+export const WORKFLOW_ID_IN_USE = 'workflow_id_in_use';
+
+/** The message of that failure; it names no organization and no data. */
+export function workflowIdInUse(workflowId: string): string {
+  return `workflow id ${workflowId} is in use: a workflow id names one run of this service; use a new id, or POST /api/workflows/${workflowId}/retry`;
+}
 
 /** Implemented in activities/projection.ts; idempotent on (workflow_id, seq). */
 export interface ProjectionActivities {

@@ -57,6 +57,7 @@ interface Deferred {
 
 class Machine {
   private readonly workflowId = workflowInfo().workflowId;
+  private readonly chain = workflowInfo().firstExecutionRunId;
   private readonly org: string;
   private state: string;
   private data: RunData;
@@ -421,6 +422,7 @@ class Machine {
     if (info.memo?.[MEMO_WORKFLOW_TYPE] !== this.def.workflow_type) upsertMemo({ [MEMO_WORKFLOW_TYPE]: this.def.workflow_type });
   }
 
+  /** Every projection write names its execution chain: the projection refuses to merge another chain's run into this one's. */
   private identity() {
     return {
       workflow_id: this.workflowId,
@@ -428,6 +430,7 @@ class Machine {
       workflow_type: this.def.workflow_type,
       version: this.def.version,
       attempt: this.attempt,
+      first_execution_run_id: this.chain,
     };
   }
 

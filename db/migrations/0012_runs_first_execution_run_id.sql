@@ -1,0 +1,2 @@
+-- The execution chain a run row projects: a start of another chain under the same workflow id is refused (workflow_id_in_use) instead of merged into it.
+ALTER TABLE "runs" ADD COLUMN "first_execution_run_id" text;
