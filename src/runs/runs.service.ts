@@ -9,7 +9,7 @@ import type { ConnectionStore } from '../../activities/connections';
 import type { DatabaseHandle } from '../../db/client';
 import { idempotencyKeys, runs, transitions } from '../../db/schema';
 import { temporalStart } from '../../workflows/composition/definition';
-import type { EngineWorkflowInput, FailedRunDetails, RunOwner } from '../../workflows/runtime/contract';
+import { type EngineWorkflowInput, type FailedRunDetails, type RunOwner, WORKFLOW_ID_IN_USE } from '../../workflows/runtime/contract';
 import { findDefinition } from '../../workflows/registry';
 import { END_USER_FIELDS, initialState, type RunData, type WorkflowDefinition } from '../../workflows/runtime/definition';
 import { isEndUser, type Principal } from '../auth/principal';
@@ -223,15 +223,22 @@ export class RunsService {
     return { workflow_id: workflowId, cancel_requested: true };
   }
 
-  /** Re-drives a FAILED or CANCELLED run from its last good state, as a new execution under the same workflow id. */
+  /**
+   * Re-drives a FAILED or CANCELLED run from its last good state, as a new execution under the same
+   * workflow id. Only the execution the row says failed is re-driven, once: a request that finds
+   * another retry started meanwhile (or running) is refused with retry_in_progress.
+   */
   async retry(workflowId: string, principal: Principal) {
     const row = await this.requireRun(workflowId, principal);
+    if (row.status === 'RUNNING' && row.attempt > 1) throw retryInProgress();
     if (!RETRYABLE_STATUSES.has(row.status)) {
       throw new ApiError(409, 'not_failed', `only a FAILED or CANCELLED run can be retried; this run is ${row.status}`);
     }
     await this.refuseDagChild(workflowId, row.organizationUuid, 'retry');
     const def = await this.catalog.resolve(row.workflowType, row.organizationUuid);
-    const details = await this.failedRunDetails(workflowId, row.organizationUuid);
+    const details = await this.failedRunDetails(workflowId, row.organizationUuid, row.firstExecutionRunId);
+    // Rows from before chains were recorded read the latest execution, which may be a concurrent retry's.
+    if (details.checkpoint.attempt !== row.attempt) throw retryInProgress();
     const attempt = details.checkpoint.attempt + 1;
     const input: EngineWorkflowInput = {
       organization_uuid: row.organizationUuid,
@@ -248,21 +255,26 @@ export class RunsService {
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       }));
     } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) {
-        throw new ApiError(409, 'retry_in_progress', 'this run is already being retried');
-      }
+      if (err instanceof WorkflowExecutionAlreadyStartedError) throw retryInProgress();
       throw err;
     }
-    await this.projection.projectRunStarted({
-      workflow_id: workflowId,
-      organization_uuid: row.organizationUuid,
-      workflow_type: row.workflowType,
-      version: row.version,
-      state_name: details.checkpoint.state,
-      attempt,
-      at: new Date().toISOString(),
-      first_execution_run_id: firstExecutionRunId,
-    });
+    try {
+      await this.projection.projectRunStarted({
+        workflow_id: workflowId,
+        organization_uuid: row.organizationUuid,
+        workflow_type: row.workflowType,
+        version: row.version,
+        state_name: details.checkpoint.state,
+        attempt,
+        at: new Date().toISOString(),
+        first_execution_run_id: firstExecutionRunId,
+      });
+    } catch (err) {
+      // A concurrent retry of the same failure took the run over (and ended) between the read and
+      // the start: the execution started here is refused by the projection too, before its first step.
+      if (err instanceof ApplicationFailure && err.type === WORKFLOW_ID_IN_USE) throw retryInProgress();
+      throw err;
+    }
     return startResult({ workflowId, stateName: details.checkpoint.state, isTerminal: false });
   }
 
@@ -290,12 +302,14 @@ export class RunsService {
   }
 
   /**
-   * The projection records the failed transition just before the execution
-   * ends, so a retry can arrive while Temporal still says RUNNING: wait a
-   * moment for the failure rather than refusing.
+   * The failure of the run's execution chain (`firstExecutionRunId`, through continue-as-new), not
+   * of whatever execution is latest under the id: a concurrent retry's would be re-driven again.
+   * The projection records the failed transition just before the execution ends, so a retry can
+   * arrive while Temporal still says RUNNING: wait a moment for the failure rather than refusing.
    */
-  private async failedRunDetails(workflowId: string, organization: string): Promise<Required<FailedRunDetails>> {
-    const handle = this.temporal.forOrganization(organization).workflow.getHandle(workflowId);
+  private async failedRunDetails(workflowId: string, organization: string, firstExecutionRunId: string | null): Promise<Required<FailedRunDetails>> {
+    const chain = firstExecutionRunId ? { firstExecutionRunId } : undefined;
+    const handle = this.temporal.forOrganization(organization).workflow.getHandle(workflowId, undefined, chain);
     let timer: NodeJS.Timeout | undefined;
     const stillRunning = new Promise<'running'>((resolve) => {
       timer = setTimeout(() => resolve('running'), RETRY_CLOSE_WAIT_MS);
@@ -313,6 +327,10 @@ export class RunsService {
       clearTimeout(timer);
     }
   }
+}
+
+function retryInProgress(): ApiError {
+  return new ApiError(409, 'retry_in_progress', 'this run is already being retried');
 }
 
 /**

@@ -642,6 +642,31 @@ describe('POST /api/workflows/{id}/retry', () => {
     // Still one run with that id in the listing.
     expect((await listAll(stackEnv.tokenA)).filter((r) => r.workflow_id === id)).toHaveLength(1);
   });
+  it('concurrent retries of one failure re-drive it once: one 200, the others 409 retry_in_progress', async () => {
+    const input = esignDeleteInput('missing'); // 404 (non-retryable) at every call: each attempt fails at once
+    const id = await startRun(DELETE, input);
+    expect(await waitForTerminal(id)).toMatchObject({ status: 'FAILED', attempt: 1 });
+
+    const answers = await Promise.all(Array.from({ length: 10 }, () => api(`/api/workflows/${id}/retry`, { method: 'POST' })));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, ...Array(9).fill(409)]);
+    for (const refused of answers.filter((r) => r.status === 409)) {
+      expect(refused.body).toEqual({ error: { code: 'retry_in_progress', message: 'this run is already being retried', details: null } });
+    }
+    expect(await waitForTerminal(id)).toMatchObject({ status: 'FAILED', attempt: 2 });
+    // Long enough for a second re-drive of the retry's own failure to have started and called.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect((await api(`/api/workflows/${id}`)).body).toMatchObject({ status: 'FAILED', attempt: 2 });
+    expect(await esignCalls(input.authorizationid)).toHaveLength(2);
+    const history = (await api(`/api/workflows/${id}/history`)).body.transitions;
+    expect(history.map((t: any) => [t.seq, t.attempt])).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
+    // The retry's failure is re-driven by the next request, not refused.
+    expect((await api(`/api/workflows/${id}/retry`, { method: 'POST' })).status).toBe(200);
+    expect(await waitForTerminal(id)).toMatchObject({ status: 'FAILED', attempt: 3 });
+  });
+
   it('a retry sent the moment the stream reports failed is accepted (the execution may not have closed yet)', async () => {
     const input = esignDeleteInput('once401');
     const id = await startRun(DELETE, input);
