@@ -45,7 +45,7 @@ const me = async (token: string) => (await h.api('/api/auth/me', token)).status;
 /** What the browser's cookie gets from /authorize: a code (its session is live) or the sign-in page. */
 async function authorizeWith(browser: Browser, of = app) {
   const res = await browser.get(
-    `${h.loginUrl}/authorize?${new URLSearchParams({ client_id: of.client_key, redirect_uri: of.redirect_uris[0], response_type: 'code', state: 's', code_challenge: newPkce().challenge, code_challenge_method: 'S256' })}`,
+    `${h.loginUrl}/authorize?${new URLSearchParams({ client_id: of.client_key, redirect_uri: of.redirect_uris[0], response_type: 'code', scope: 'openid', state: 's', code_challenge: newPkce().challenge, code_challenge_method: 'S256' })}`,
   );
   return new URL(res.location!).pathname === '/sign-in' ? 'sign-in page' : new URL(res.location!).searchParams.has('code') ? 'code' : res.location;
 }
